@@ -1,0 +1,39 @@
+"""Clocks the engine reads "now" from: the wall clock live, a virtual clock in replays."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+class SystemClock:
+    """The wall clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+class VirtualClock:
+    """A clock that only moves when told to (replays, tests). It never moves backwards."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = (start or datetime(2025, 1, 1, tzinfo=timezone.utc)).astimezone(timezone.utc)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, when: datetime) -> None:
+        """Move to ``when`` if it is later than now (a replay's message timestamps)."""
+        when = when.astimezone(timezone.utc)
+        if when > self._now:
+            self._now = when
+
+    def advance(self, seconds: float) -> datetime:
+        self._now += timedelta(seconds=seconds)
+        return self._now

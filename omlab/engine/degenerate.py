@@ -1,0 +1,142 @@
+"""Detect degenerate (looping) model output before it is committed as memory.
+
+Observer and Reflector models sometimes fall into a repetition loop and emit the same line or
+block until they run out of output tokens. Such output must never become memory. The check
+below fires on three independent signals, and only for outputs of at least 2,000 characters:
+
+(a) repeated 200-character windows, sampled at ~50 evenly spaced, deterministic positions over
+    the substantial lines (more than 40 % of the samples are repeats);
+(b) exact duplicates among substantial lines (at least 20 such lines, more than 50 % repeats);
+(c) short lines repeated inside one contiguous run of short lines whose repeated occurrences add
+    up to more than one maximum-size observation line (10,000 characters).
+
+Before any of them, a run of back-to-back identical lines is collapsed to one line when that run
+is the line's only occurrence and is no bigger than one maximum-size observation line: a
+faithful summary of a repetitive tool loop ("30 x build -> ok") has exactly that shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_DEGENERATE_CHECK_CHARS = 2_000
+"""Outputs shorter than this are never judged degenerate."""
+
+MAX_OBSERVATION_LINE_CHARS = 10_000
+"""Longest observation line kept verbatim; also the size bound used by the collapse and by (c)."""
+
+MIN_SUBSTANTIAL_LINE_CHARS = 24
+"""Trimmed lines at least this long count as substantial for strategies (a) and (b)."""
+
+_WINDOW_CHARS = 200
+_WINDOW_SAMPLES = 50
+_WINDOW_DUPLICATE_RATIO = 0.4
+_MIN_WINDOWS = 5
+_MIN_COUNTED_LINES = 20
+_LINE_DUPLICATE_RATIO = 0.5
+
+# Format scaffolding (a line holding only an XML tag, or a `Date:` header) legitimately repeats
+# once per thread block, so strategy (c) leaves it out of the repetition budget.
+_TAG_ONLY_LINE = re.compile(r"^</?[A-Za-z][\w-]*(?:\s[^<>]*)?>$")
+
+
+def is_degenerate(text: str) -> bool:
+    """Return True when *text* looks like a model repetition loop.
+
+    Args:
+        text: the whole model output (callers pass it through ``sanitize_observation_lines``
+            first, so single giant lines are already bounded).
+
+    Returns:
+        True if any of the three strategies described in the module docstring fires. Texts shorter
+        than 2,000 characters always return False.
+    """
+    if len(text) < MIN_DEGENERATE_CHECK_CHARS:
+        return False
+    lines = _collapse_bounded_line_runs(text.split("\n"))
+    return _windows_repeat(lines) or _substantial_lines_repeat(lines) or _short_lines_loop(lines)
+
+
+def _collapse_bounded_line_runs(lines: list[str]) -> list[str]:
+    runs: list[list] = []
+    for line in lines:
+        if runs and runs[-1][0] == line:
+            runs[-1][1] += 1
+        else:
+            runs.append([line, 1])
+    runs_per_line: dict[str, int] = {}
+    for line, _ in runs:
+        runs_per_line[line] = runs_per_line.get(line, 0) + 1
+    collapsed: list[str] = []
+    for line, count in runs:
+        bounded = count * (len(line) + 1) <= MAX_OBSERVATION_LINE_CHARS
+        collapsed.extend([line] * (1 if runs_per_line[line] == 1 and bounded else count))
+    return collapsed
+
+
+def _windows_repeat(lines: list[str]) -> bool:
+    # Short lines are left out (legitimately repetitive tool summaries would collide) and so are
+    # truncated giant lines (one periodic line would fill the whole sample on its own).
+    window_text = "\n".join(
+        line
+        for line in lines
+        if len(line.strip()) >= MIN_SUBSTANTIAL_LINE_CHARS and len(line) <= MAX_OBSERVATION_LINE_CHARS
+    )
+    if len(window_text) < MIN_DEGENERATE_CHECK_CHARS:
+        return False
+    step = max(1, len(window_text) // _WINDOW_SAMPLES)
+    seen: set[str] = set()
+    total = duplicates = 0
+    for start in range(0, len(window_text) - _WINDOW_CHARS + 1, step):
+        window = window_text[start : start + _WINDOW_CHARS]
+        total += 1
+        if window in seen:
+            duplicates += 1
+        else:
+            seen.add(window)
+    return total > _MIN_WINDOWS and duplicates / total > _WINDOW_DUPLICATE_RATIO
+
+
+def _substantial_lines_repeat(lines: list[str]) -> bool:
+    # Window sampling aliases on long-period loops (a 21-line block repeated 62 times can yield
+    # zero colliding windows), so exact duplicate lines are counted as well.
+    seen: set[str] = set()
+    total = duplicates = 0
+    for line in lines:
+        trimmed = line.strip()
+        if len(trimmed) < MIN_SUBSTANTIAL_LINE_CHARS:
+            continue
+        total += 1
+        if trimmed in seen:
+            duplicates += 1
+        else:
+            seen.add(trimmed)
+    return total >= _MIN_COUNTED_LINES and duplicates / total > _LINE_DUPLICATE_RATIO
+
+
+def _short_lines_loop(lines: list[str]) -> bool:
+    # The budget is shared by all short lines of one contiguous run and resets at every
+    # substantial line: a looping model emits short lines back to back, while short status
+    # lines that legitimately recur are separated by real observations.
+    counts: dict[str, list[int]] = {}
+
+    def run_exceeds_budget() -> bool:
+        repeated_chars = sum(chars for count, chars in counts.values() if count > 1)
+        # The newline after the very last occurrence is not part of the output.
+        return repeated_chars - 1 > MAX_OBSERVATION_LINE_CHARS
+
+    for line in lines:
+        trimmed = line.strip()
+        if not trimmed:
+            continue
+        if len(trimmed) >= MIN_SUBSTANTIAL_LINE_CHARS:
+            if run_exceeds_budget():
+                return True
+            counts = {}
+            continue
+        if _TAG_ONLY_LINE.match(trimmed) or trimmed.startswith("Date:"):
+            continue
+        entry = counts.setdefault(trimmed, [0, 0])
+        entry[0] += 1
+        entry[1] += len(line) + 1
+    return run_exceeds_budget()

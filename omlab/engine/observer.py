@@ -1,0 +1,132 @@
+"""The Observer: turns raw messages into observation lines through one model call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from omlab.engine.messages import Message
+from omlab.engine.observation_text import ObserverOutput, parse_observer_output
+from omlab.engine.observer_window import prepare_previous_observations
+from omlab.engine.prompts import observer_system_prompt, observer_user_prompt
+from omlab.engine.transcript import format_history
+from omlab.llm.types import ModelRequest, ModelResponse, Usage
+
+
+class ObserverError(RuntimeError):
+    """The Observer could not produce usable observations."""
+
+
+@dataclass(slots=True)
+class ObserverResult:
+    output: ObserverOutput
+    responses: list[ModelResponse]
+    previous_observations: str
+    truncated: bool
+    prompt: list[dict[str, Any]] = field(repr=False, default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(
+            sum(r.usage.input_tokens for r in self.responses),
+            sum(r.usage.output_tokens for r in self.responses),
+        )
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [r.cost_usd for r in self.responses]
+        return None if any(c is None for c in costs) else sum(costs)  # type: ignore[arg-type]
+
+    @property
+    def latency_s(self) -> float:
+        return sum(r.latency_s for r in self.responses)
+
+
+class ObserverRunner:
+    """Builds the Observer request, calls the model and parses the answer.
+
+    A degenerate answer (a repetition loop) is retried once; a second one raises
+    :class:`ObserverError`.
+    """
+
+    def __init__(self, *, model: Any, settings: Any, provider_options: dict | None, instruction: str | None,
+                 thread_title: bool, previous_observer_tokens: int | None, client: Any) -> None:
+        self.model = model
+        self.settings = settings
+        self.provider_options = provider_options
+        self.instruction = instruction
+        self.thread_title = thread_title
+        self.previous_observer_tokens = previous_observer_tokens
+        self.client = client
+        self._system = observer_system_prompt(instruction=instruction, thread_title=thread_title)
+
+    def build_prompt(
+        self,
+        messages: Sequence[Message],
+        *,
+        active_observations: str,
+        buffered_reflection: str | None = None,
+        reflected_line_count: int = 0,
+        prior_metadata: Sequence[tuple[str, str]] = (),
+        timezone: str = "UTC",
+        buffering: bool = False,
+    ) -> tuple[list[dict[str, Any]], str, bool]:
+        previous, truncated = prepare_previous_observations(
+            active_observations,
+            budget=self.previous_observer_tokens,
+            buffered_reflection=buffered_reflection,
+            reflected_line_count=reflected_line_count,
+        )
+        user = observer_user_prompt(
+            history=format_history(messages, timezone=timezone),
+            previous_observations=previous or None,
+            truncated=truncated,
+            prior_metadata=prior_metadata,
+            buffering=buffering,
+        )
+        prompt = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
+        return prompt, previous, truncated
+
+    async def observe(
+        self,
+        messages: Sequence[Message],
+        *,
+        input_tokens: int,
+        active_observations: str,
+        buffered_reflection: str | None = None,
+        reflected_line_count: int = 0,
+        prior_metadata: Sequence[tuple[str, str]] = (),
+        timezone: str = "UTC",
+        buffering: bool = False,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> ObserverResult:
+        prompt, previous, truncated = self.build_prompt(
+            messages,
+            active_observations=active_observations,
+            buffered_reflection=buffered_reflection,
+            reflected_line_count=reflected_line_count,
+            prior_metadata=prior_metadata,
+            timezone=timezone,
+            buffering=buffering,
+        )
+        responses: list[ModelResponse] = []
+        for attempt in (1, 2):
+            request = ModelRequest(
+                model=self.model,
+                messages=prompt,
+                role="observer",
+                temperature=getattr(self.settings, "temperature", None),
+                max_output_tokens=getattr(self.settings, "max_output_tokens", None),
+                provider_options=self.provider_options,
+                input_tokens=input_tokens,
+                metadata={**(metadata or {}), "attempt": attempt},
+                context=context or {},
+            )
+            response = await self.client.complete(request)
+            responses.append(response)
+            output = parse_observer_output(response.text)
+            if not output.degenerate:
+                return ObserverResult(output, responses, previous, truncated, prompt)
+        raise ObserverError("the Observer produced degenerate (repetitive) output twice; nothing was committed")

@@ -1,0 +1,238 @@
+"""Relative-time annotations for the observation log (``addRelativeTimeToObservations``).
+
+At render time the actor sees, next to every absolute date, how far it lies from the current
+date (the benchmark's question date in a replay), so it can reason about "last week" or "a
+planned trip that should have happened by now".
+
+Day counts are calendar days: ``current_date.date() - date`` (positive = in the past). Wording
+cut-offs, identical for the past and (with "in …") for the future:
+
+=============  ===========================================
+days           wording
+=============  ===========================================
+0              today
+1              yesterday / tomorrow
+2–6            N days ago / in N days
+7–13           1 week ago / in 1 week
+14–29          N weeks ago (N = days // 7)
+30–59          1 month ago / in 1 month
+60–364         N months ago (N = days // 30, so 360–364 → 12 months)
+≥ 365          1 year ago, N years ago (N = days // 365)
+=============  ===========================================
+
+Gap lines between consecutive ``Date:`` headers (days = later − earlier; none for ≤ 1 day or a
+date going backwards): 2–6 → ``[N days later]``, 7–13 → ``[1 week later]``, 14–29 →
+``[N weeks later]``, 30–59 → ``[1 month later]``, ≥ 60 → ``[N months later]`` (N = days // 30,
+also past a year).
+
+The function is idempotent: an annotated header, an annotated inline date and an existing gap
+line are recognised and left alone, so applying it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+
+_MONTHS = {
+    name: number
+    for number, full in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+    for name in (full, full[:3])
+}
+_MONTHS["sept"] = 9
+
+_VAGUE_DAY = {"early": 7, "mid": 15, "late": 23}
+
+_FUTURE_INTENT = re.compile(
+    r"\bwill\s+(?:be\s+)?\w+"
+    r"|\bplans?\s+to\b|\bplanning\s+to\b|\blooking\s+forward\s+to\b|\bgoing\s+to\b"
+    r"|\bintends?\s+to\b|\bwants?\s+to\b|\bneeds?\s+to\b|\babout\s+to\b|\bscheduled\b",
+    re.IGNORECASE,
+)
+
+_INLINE_DATE = re.compile(r"\((estimated|meaning)\s+([^)]+[0-9]{4})\)", re.IGNORECASE)
+_SIMPLE_DATE = re.compile(r"([A-Z][a-z]+)\s+([0-9]{1,2}),?\s+([0-9]{4})")
+_DAY_RANGE = re.compile(r"([A-Z][a-z]+)\s+([0-9]{1,2})\s*[-–]\s*[0-9]{1,2},?\s+([0-9]{4})")
+_VAGUE_DATE = re.compile(
+    r"(late|early|mid)[- ]?(?:to[- ]?(?:late|early|mid)[- ]?)?([A-Z][a-z]+)\s+([0-9]{4})", re.IGNORECASE
+)
+_MONTH_RANGE = re.compile(r"([A-Z][a-z]+)\s+to\s+(?:early\s+)?([A-Z][a-z]+)\s+([0-9]{4})", re.IGNORECASE)
+
+_RELATIVE_WORDING = (
+    r"today|yesterday|tomorrow|[0-9]+ (?:day|week|month|year)s? ago|in [0-9]+ (?:day|week|month|year)s?"
+)
+_HEADER = re.compile(
+    rf"^(Date:[ \t]*)([A-Z][a-z]+ [0-9]{{1,2}}, [0-9]{{4}})( \((?:{_RELATIVE_WORDING})\))?$", re.MULTILINE
+)
+_GAP_LINE = re.compile(r"\[(?:[0-9]+ days|1 week|[0-9]+ weeks|1 month|[0-9]+ months) later\]")
+
+
+def format_relative_days(days: int) -> str:
+    """Word a distance of *days* calendar days (positive = past, negative = future).
+
+    See the module docstring for the exact cut-offs.
+    """
+    if days == 0:
+        return "today"
+    span = abs(days)
+    if span == 1:
+        return "yesterday" if days > 0 else "tomorrow"
+    if span < 7:
+        amount = f"{span} days"
+    elif span < 14:
+        amount = "1 week"
+    elif span < 30:
+        amount = f"{span // 7} weeks"
+    elif span < 60:
+        amount = "1 month"
+    elif span < 365:
+        amount = f"{span // 30} months"
+    else:
+        years = span // 365
+        amount = f"{years} year{'s' if years > 1 else ''}"
+    return f"{amount} ago" if days > 0 else f"in {amount}"
+
+
+def format_gap(days: int) -> str | None:
+    """The gap line for two consecutive date headers *days* apart, or None when ≤ 1 day."""
+    if days <= 1:
+        return None
+    if days < 7:
+        return f"[{days} days later]"
+    if days < 14:
+        return "[1 week later]"
+    if days < 30:
+        return f"[{days // 7} weeks later]"
+    if days < 60:
+        return "[1 month later]"
+    return f"[{days // 30} months later]"
+
+
+def _make_date(month_name: str, day: int, year: str) -> date | None:
+    month = _MONTHS.get(month_name.lower())
+    if month is None:
+        return None
+    try:
+        return date(int(year), month, day)
+    except ValueError:
+        return None
+
+
+def parse_date_from_content(content: str) -> date | None:
+    """Read the date an inline ``(meaning …)`` / ``(estimated …)`` annotation refers to.
+
+    Accepted, tried in this order: "May 30, 2023"; "May 27-28, 2023" (the first day);
+    "early/mid/late April 2023" (day 7/15/23, also "mid-to-late May 2023" → 15); "April to May
+    2023" (the 1st of the second month). Month names may be full, three-letter or "Sept".
+    Anything else (including years such as "20XX", or a day the month lacks) gives None.
+    """
+    for pattern in (_SIMPLE_DATE, _DAY_RANGE):
+        match = pattern.search(content)
+        if match:
+            parsed = _make_date(match.group(1), int(match.group(2)), match.group(3))
+            if parsed:
+                return parsed
+    match = _VAGUE_DATE.search(content)
+    if match:
+        parsed = _make_date(match.group(2), _VAGUE_DAY[match.group(1).lower()], match.group(3))
+        if parsed:
+            return parsed
+    match = _MONTH_RANGE.search(content)
+    if match:
+        return _make_date(match.group(2), 1, match.group(3))
+    return None
+
+
+def is_future_intent(line: str) -> bool:
+    """True when the line states an intention (will / plans to / going to / scheduled …)."""
+    return _FUTURE_INTENT.search(line) is not None
+
+
+def _calendar_day(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def expand_inline_dates(text: str, current_date: date | datetime) -> str:
+    """Append the relative time to every parseable ``(meaning DATE)`` / ``(estimated DATE)``.
+
+    ``(meaning May 30, 2023)`` becomes ``(meaning May 30, 2023 - 3 weeks ago)``. When the text of
+    the line before the annotation shows future intent and the date is strictly before the
+    current day, ``, likely already happened`` is added. Unparseable dates are left unchanged.
+    """
+    today = _calendar_day(current_date)
+
+    def annotate(match: re.Match[str]) -> str:
+        target = parse_date_from_content(match.group(2))
+        if target is None:
+            return match.group(0)
+        days = (today - target).days
+        relative = format_relative_days(days)
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if days > 0 and is_future_intent(text[line_start : match.start()]):
+            relative += ", likely already happened"
+        return f"({match.group(1)} {match.group(2)} - {relative})"
+
+    return _INLINE_DATE.sub(annotate, text)
+
+
+def _follows_gap_line(text: str, position: int) -> bool:
+    end = position
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    start = text.rfind("\n", 0, end) + 1
+    return _GAP_LINE.fullmatch(text[start:end].strip()) is not None
+
+
+def add_relative_time(text: str, current_date: date | datetime) -> str:
+    """Annotate the log with times relative to *current_date* (om-reference §4.6).
+
+    * inline ``(meaning|estimated DATE)`` annotations get `` - <relative>`` (see
+      ``expand_inline_dates``);
+    * each ``Date: Mon D, YYYY`` header line becomes ``Date: Mon D, YYYY (<relative>)``;
+    * between consecutive headers more than one day apart, a gap line such as
+      ``[2 weeks later]`` is inserted (preceded by a newline and followed by a blank line).
+
+    Apply it after ``optimize_for_context`` (which would delete bracketed gap lines). Already
+    annotated text is recognised, so a second application changes nothing.
+    """
+    expanded = expand_inline_dates(text, current_date)
+    today = _calendar_day(current_date)
+    pieces: list[str] = []
+    last_end = 0
+    previous: date | None = None
+    for match in _HEADER.finditer(expanded):
+        month, day, year = match.group(2).replace(",", "").split(" ")
+        header_date = _make_date(month, int(day), year)
+        if header_date is None:
+            continue
+        before = expanded[last_end : match.start()]
+        pieces.append(before)
+        gap = format_gap((header_date - previous).days) if previous else None
+        if gap and not _follows_gap_line(expanded, match.start()):
+            pieces.append(f"\n{gap}\n\n")
+        if match.group(3):
+            pieces.append(match.group(0))
+        else:
+            pieces.append(
+                f"{match.group(1)}{match.group(2)} ({format_relative_days((today - header_date).days)})"
+            )
+        last_end = match.end()
+        previous = header_date
+    pieces.append(expanded[last_end:])
+    return "".join(pieces)

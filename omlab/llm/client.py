@@ -1,0 +1,339 @@
+"""The model boundary: every model call in omlab goes through :class:`ModelClient`.
+
+``complete()`` resolves the request's model spec (routing a ``ModelByInputTokens`` by
+``request.input_tokens``), walks the fallback chain with retries under one deadline, dispatches
+``omlab/<name>`` to the built-in offline models and everything else to litellm, prices the call,
+and records exactly one :class:`ModelCall` per ``complete()``, successful or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from omlab.llm.pricing import PriceOverride, price_call
+from omlab.llm.retry import RetryPolicy, backoff_delay, is_retryable, retry_after_s
+from omlab.llm.spec import ResolvedAttempt, ResolvedModel, describe_model, resolve_model, split_model
+from omlab.llm.types import ModelCall, ModelRequest, ModelResponse, Usage
+
+logger = logging.getLogger(__name__)
+
+BackendResult: TypeAlias = tuple[str, Usage, "str | None", dict[str, Any]]
+RemoteBackend: TypeAlias = Callable[[ResolvedAttempt, ModelRequest, "float | None"], Awaitable[BackendResult]]
+"""``(attempt, request, timeout_s) -> (text, usage, finish_reason, provider_metadata)``."""
+
+
+class ModelCallError(RuntimeError):
+    """A ``complete()`` that failed after every fallback; ``call`` is the recorded :class:`ModelCall`.
+
+    ``__cause__`` is the last underlying error (for example an ``InputTooLargeError`` from routing).
+    """
+
+    def __init__(self, message: str, call: ModelCall) -> None:
+        super().__init__(message)
+        self.call = call
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What happened so far inside one ``complete()``."""
+
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+    last_error: BaseException | None = None
+    last_model: str | None = None
+
+
+class ModelClient:
+    """Calls models with retries, fallbacks, a deadline, pricing and a call log.
+
+    ``prices`` maps a model string to a :class:`~omlab.llm.pricing.Price` or to another model
+    string to be priced as (``{"omlab/observer": "google/gemini-2.5-flash"}``). ``on_call`` is
+    called with every :class:`ModelCall` (its errors are logged, never raised). ``sleep``, ``now``
+    and ``rng`` are injectable for tests and virtual time; ``remote`` replaces the litellm backend.
+    """
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy | None = None,
+        prices: Mapping[str, PriceOverride] | None = None,
+        on_call: Callable[[ModelCall], None] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        now: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        remote: RemoteBackend | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.prices = dict(prices or {})
+        self.on_call = on_call
+        self.calls: list[ModelCall] = []
+        self._sleep = sleep
+        self._now = now
+        self._rng = rng or random.Random()
+        self._remote = remote
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` or raise :class:`ModelCallError` once every fallback has failed."""
+        started_at = self._now()
+        call_id = uuid.uuid4().hex
+        try:
+            requested = describe_model(request.model)
+        except ValueError:
+            requested = f"<invalid {type(request.model).__name__}>"
+        progress = _Progress()
+        resolved: ResolvedModel | None = None
+        try:
+            resolved = await resolve_model(request.model, input_tokens=request.input_tokens, context=request.context)
+            return await self._walk(request, resolved, progress, call_id, requested, started_at)
+        except asyncio.CancelledError:
+            self._record_failure(request, resolved, progress, call_id, requested, started_at, "cancelled")
+            raise
+        except _Exhausted as exhausted:
+            call = self._record_failure(
+                request, resolved, progress, call_id, requested, started_at, exhausted.summary
+            )
+            raise ModelCallError(f"model call failed ({requested}): {exhausted.summary}", call) from (
+                progress.last_error
+            )
+        except Exception as err:  # spec resolution: bad spec, missing input_tokens, input too large
+            summary = f"{type(err).__name__}: {err}"
+            call = self._record_failure(request, resolved, progress, call_id, requested, started_at, summary)
+            raise ModelCallError(f"model call failed ({requested}): {summary}", call) from err
+
+    async def _walk(
+        self,
+        request: ModelRequest,
+        resolved: ResolvedModel,
+        progress: _Progress,
+        call_id: str,
+        requested: str,
+        started_at: float,
+    ) -> ModelResponse:
+        policy = self.retry
+        remote = self._remote_backend(resolved)
+        # The deadline covers requests and waits, not litellm's one-off import above.
+        deadline = self._now() + policy.deadline_s if policy.deadline_s is not None else None
+        for index, attempt in enumerate(resolved.attempts):
+            retries = attempt.max_retries if attempt.max_retries is not None else policy.max_retries
+            for retry_index in range(retries + 1):
+                remaining = deadline - self._now() if deadline is not None else None
+                if remaining is not None and remaining <= 0:
+                    raise _Exhausted(self._summary(progress, f"deadline of {policy.deadline_s:g} s passed"))
+                timeout = _min_or_none(policy.attempt_timeout_s, remaining)
+                progress.attempts += 1
+                progress.last_model = attempt.model
+                try:
+                    text, usage, finish_reason, metadata = await self._dispatch(attempt, request, timeout, remote)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    if isinstance(err, TimeoutError) and not str(err) and timeout is not None:
+                        err = TimeoutError(f"no reply within {timeout:.2f} s")
+                    progress.last_error = err
+                    progress.errors.append(
+                        _redact(f"{attempt.model}: {type(err).__name__}: {_one_line(err)}", attempt)
+                    )
+                    if not is_retryable(err) or retry_index == retries:
+                        break
+                    delay = retry_after_s(err, now=self._now)
+                    if delay is None:
+                        delay = backoff_delay(retry_index, policy, self._rng)
+                    if deadline is not None and self._now() + delay >= deadline:
+                        # Never sleep past the deadline: give the next fallback what is left.
+                        progress.errors.append(f"{attempt.model}: retry in {delay:.2f} s would pass the deadline")
+                        break
+                    await self._sleep(delay)
+                    continue
+                return self._succeed(
+                    request, resolved, attempt, index, progress, call_id, requested, started_at,
+                    text, usage, finish_reason, metadata,
+                )
+        raise _Exhausted(self._summary(progress, "no model answered"))
+
+    def _remote_backend(self, resolved: ResolvedModel) -> RemoteBackend | None:
+        if self._remote is not None or all(a.is_offline for a in resolved.attempts):
+            return self._remote
+        from omlab.llm.litellm_backend import litellm_complete, load_litellm
+
+        load_litellm()
+        return litellm_complete
+
+    async def _dispatch(
+        self, attempt: ResolvedAttempt, request: ModelRequest, timeout: float | None, remote: RemoteBackend | None
+    ) -> BackendResult:
+        if attempt.is_offline:
+            return self._offline(attempt, request)
+        assert remote is not None  # _remote_backend returns one whenever an attempt is remote
+        # The backend gets the timeout too, but wait_for is the guarantee.
+        return await asyncio.wait_for(remote(attempt, request, timeout), timeout)
+
+    def _offline(self, attempt: ResolvedAttempt, request: ModelRequest) -> BackendResult:
+        from omlab.llm.offline import get_offline_model
+
+        _, name = split_model(attempt.model)
+        settings = attempt.model_settings
+        temperature = settings.get("temperature", request.temperature)
+        max_output_tokens = settings.get(
+            "maxOutputTokens", settings.get("max_output_tokens", request.max_output_tokens)
+        )
+        # Offline models are fast and synchronous; a plain call keeps them deterministic.
+        result = get_offline_model(name).generate(
+            request.messages, max_output_tokens=max_output_tokens, temperature=temperature
+        )
+        return result.text, Usage(result.input_tokens, result.output_tokens), "stop", {"offline": True}
+
+    def _succeed(
+        self,
+        request: ModelRequest,
+        resolved: ResolvedModel,
+        attempt: ResolvedAttempt,
+        fallback_index: int,
+        progress: _Progress,
+        call_id: str,
+        requested: str,
+        started_at: float,
+        text: str,
+        usage: Usage,
+        finish_reason: str | None,
+        provider_metadata: dict[str, Any],
+    ) -> ModelResponse:
+        latency = max(0.0, self._now() - started_at)
+        cost = price_call(attempt.model, usage.input_tokens, usage.output_tokens, overrides=self.prices)
+        details: dict[str, Any] = {"fallback_index": fallback_index, "finish_reason": finish_reason}
+        call = self._call(
+            request, resolved, progress, call_id, requested, started_at, details,
+            resolved_model=attempt.model, usage=usage, cost=cost, latency=latency, error=None,
+        )
+        self._publish(call)
+        return ModelResponse(
+            text=text,
+            usage=usage,
+            model=attempt.model,
+            cost_usd=cost,
+            latency_s=latency,
+            tier=resolved.tier,
+            finish_reason=finish_reason,
+            provider_metadata=provider_metadata,
+            cached=False,
+            attempts=progress.attempts,
+        )
+
+    def _record_failure(
+        self,
+        request: ModelRequest,
+        resolved: ResolvedModel | None,
+        progress: _Progress,
+        call_id: str,
+        requested: str,
+        started_at: float,
+        error: str,
+    ) -> ModelCall:
+        call = self._call(
+            request, resolved, progress, call_id, requested, started_at, {},
+            resolved_model=progress.last_model, usage=Usage(), cost=None,
+            latency=max(0.0, self._now() - started_at), error=error,
+        )
+        self._publish(call)
+        return call
+
+    def _call(
+        self,
+        request: ModelRequest,
+        resolved: ResolvedModel | None,
+        progress: _Progress,
+        call_id: str,
+        requested: str,
+        started_at: float,
+        details: dict[str, Any],
+        *,
+        resolved_model: str | None,
+        usage: Usage,
+        cost: float | None,
+        latency: float,
+        error: str | None,
+    ) -> ModelCall:
+        metadata = dict(request.metadata)
+        llm_details = dict(details)
+        if progress.errors:
+            llm_details["attempt_errors"] = list(progress.errors)
+        if resolved is not None and resolved.routing_thresholds is not None:
+            llm_details["routing_thresholds"] = list(resolved.routing_thresholds)
+        if llm_details:
+            # One namespaced key so the engine's own metadata (cycle ids…) is never overwritten.
+            metadata["llm"] = llm_details
+        return ModelCall(
+            call_id=call_id,
+            role=request.role,
+            requested_model=requested,
+            resolved_model=resolved_model,
+            tier=resolved.tier if resolved is not None else None,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=cost,
+            latency_s=latency,
+            started_at=started_at,
+            attempts=progress.attempts,
+            cached=False,
+            error=error,
+            metadata=metadata,
+        )
+
+    def _publish(self, call: ModelCall) -> None:
+        self.calls.append(call)
+        if self.on_call is None:
+            return
+        try:
+            self.on_call(call)
+        except Exception:
+            logger.exception("on_call hook failed for model call %s (ignored)", call.call_id)
+
+    @staticmethod
+    def _summary(progress: _Progress, reason: str) -> str:
+        tail = "; ".join(progress.errors[-4:])
+        return f"{reason} after {progress.attempts} attempt(s)" + (f": {tail}" if tail else "")
+
+
+class _Exhausted(Exception):
+    def __init__(self, summary: str) -> None:
+        super().__init__(summary)
+        self.summary = summary
+
+
+def _min_or_none(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+_SECRET_SETTING_MARKERS = ("key", "token", "secret", "password", "authorization")
+
+
+def _redact(text: str, attempt: ResolvedAttempt) -> str:
+    """Blank out header values and credential-like settings that a provider may echo in an error."""
+    secrets = [v for v in attempt.headers.values() if isinstance(v, str)]
+    secrets += [
+        v
+        for k, v in attempt.model_settings.items()
+        if isinstance(v, str) and any(marker in k.lower() for marker in _SECRET_SETTING_MARKERS)
+    ]
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
+
+
+__all__ = ["ModelCallError", "ModelClient", "RemoteBackend"]

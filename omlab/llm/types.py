@@ -1,0 +1,75 @@
+"""Types shared by everything that calls a model: requests, responses and the call log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ChatMessage = dict[str, Any]
+"""An OpenAI-style chat message: ``{"role": ..., "content": str | list[content parts]}``."""
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """What a caller asks of the model layer.
+
+    ``model`` is any model spec: a ``provider/model`` string (``omlab/...`` for the built-in
+    offline models), a ``ModelByInputTokens``, a list of ``ModelWithRetries`` (fallbacks) or a
+    callable ``(context) -> spec`` resolved per call. ``input_tokens`` is the count used for
+    ``ModelByInputTokens`` routing (the engine's estimate of the input that matters).
+    """
+
+    model: Any
+    messages: list[ChatMessage]
+    role: str = "actor"  # observer | reflector | extractor | actor | judge
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    provider_options: dict[str, Any] | None = None
+    input_tokens: int | None = None
+    response_format: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    text: str
+    usage: Usage
+    model: str  # the resolved provider/model string that answered
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    tier: int | None = None  # the ModelByInputTokens threshold that was picked, if any
+    finish_reason: str | None = None
+    provider_metadata: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
+    attempts: int = 1
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One entry of the call log: every call, successful or not."""
+
+    call_id: str
+    role: str
+    requested_model: str
+    resolved_model: str | None
+    tier: int | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    latency_s: float
+    started_at: float  # unix seconds (wall clock)
+    attempts: int
+    cached: bool
+    error: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
