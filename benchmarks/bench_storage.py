@@ -17,14 +17,14 @@ import argparse
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omlab.engine.messages import Message, Part
 from omlab.engine.storage import Storage
 from omlab.storage import DuckDBStorage, InMemoryStorage
 
-_T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+_T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def make_messages(count: int, thread_id: str = "bench-thread", start: int = 0) -> list[Message]:
@@ -73,7 +73,9 @@ def bench_store(name: str, store: Storage, messages: int, steps: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=10_000, help="size of the bulk batch (default 10000)")
     parser.add_argument("--steps", type=int, default=2_000, help="save+read steps to replay (default 2000)")
     args = parser.parse_args()
@@ -81,9 +83,8 @@ def main() -> None:
     bench_store("InMemoryStorage", InMemoryStorage(), args.messages, args.steps)
     with DuckDBStorage(":memory:") as store:
         bench_store("DuckDBStorage(:memory:)", store, args.messages, args.steps)
-    with tempfile.TemporaryDirectory() as folder:
-        with DuckDBStorage(Path(folder) / "bench.duckdb") as store:
-            bench_store("DuckDBStorage(file)", store, args.messages, args.steps)
+    with tempfile.TemporaryDirectory() as folder, DuckDBStorage(Path(folder) / "bench.duckdb") as store:
+        bench_store("DuckDBStorage(file)", store, args.messages, args.steps)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from typing import Any, Literal
 from omlab.engine.attachment_tokens import describe_attachment, image_dimensions, is_image_part
 from omlab.engine.messages import Message, Part
 from omlab.tokens.tiktoken_count import count_tiktoken, load_encoding
-from omlab.tokens.tokenx import estimate_token_count
+from omlab.tokens.tokenx import estimate_token_count, estimate_token_count_cached
 
 __all__ = [
     "CACHE_VERSION",
@@ -251,9 +251,19 @@ class TokenCounter:
     # --- public ---------------------------------------------------------------------------------
 
     def count_string(self, text: str | None) -> int:
-        """Tokens of a plain string (observations, prompts); never cached."""
+        """Tokens of a plain string; never cached (parts cache their own counts)."""
         if not text:
             return 0
+        return self._count_text(text)
+
+    def count_log(self, text: str | None) -> int:
+        """Tokens of an observation log, memoised line by line with tokenx (exact, see
+        :func:`~omlab.tokens.tokenx.estimate_token_count_cached`): logs are recounted after every
+        cycle and repeat almost all their lines."""
+        if not text:
+            return 0
+        if self.estimator == "tokenx":
+            return estimate_token_count_cached(text)
         return self._count_text(text)
 
     def count_part(self, part: Part, *, model: str | None = None) -> float:

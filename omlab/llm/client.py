@@ -90,7 +90,9 @@ class ModelClient:
         progress = _Progress()
         resolved: ResolvedModel | None = None
         try:
-            resolved = await resolve_model(request.model, input_tokens=request.input_tokens, context=request.context)
+            resolved = await resolve_model(
+                request.model, input_tokens=request.input_tokens, context=request.context
+            )
             return await self._walk(request, resolved, progress, call_id, requested, started_at)
         except asyncio.CancelledError:
             self._record_failure(request, resolved, progress, call_id, requested, started_at, "cancelled")
@@ -130,10 +132,12 @@ class ModelClient:
                 progress.attempts += 1
                 progress.last_model = attempt.model
                 try:
-                    text, usage, finish_reason, metadata = await self._dispatch(attempt, request, timeout, remote)
+                    text, usage, finish_reason, metadata = await self._dispatch(
+                        attempt, request, timeout, remote
+                    )
                 except asyncio.CancelledError:
                     raise
-                except Exception as err:
+                except Exception as err:  # noqa: BLE001 - every failure is classified by is_retryable
                     if isinstance(err, TimeoutError) and not str(err) and timeout is not None:
                         err = TimeoutError(f"no reply within {timeout:.2f} s")
                     progress.last_error = err
@@ -147,13 +151,25 @@ class ModelClient:
                         delay = backoff_delay(retry_index, policy, self._rng)
                     if deadline is not None and self._now() + delay >= deadline:
                         # Never sleep past the deadline: give the next fallback what is left.
-                        progress.errors.append(f"{attempt.model}: retry in {delay:.2f} s would pass the deadline")
+                        progress.errors.append(
+                            f"{attempt.model}: retry in {delay:.2f} s would pass the deadline"
+                        )
                         break
                     await self._sleep(delay)
                     continue
                 return self._succeed(
-                    request, resolved, attempt, index, progress, call_id, requested, started_at,
-                    text, usage, finish_reason, metadata,
+                    request,
+                    resolved,
+                    attempt,
+                    index,
+                    progress,
+                    call_id,
+                    requested,
+                    started_at,
+                    text,
+                    usage,
+                    finish_reason,
+                    metadata,
                 )
         raise _Exhausted(self._summary(progress, "no model answered"))
 
@@ -166,7 +182,11 @@ class ModelClient:
         return litellm_complete
 
     async def _dispatch(
-        self, attempt: ResolvedAttempt, request: ModelRequest, timeout: float | None, remote: RemoteBackend | None
+        self,
+        attempt: ResolvedAttempt,
+        request: ModelRequest,
+        timeout: float | None,
+        remote: RemoteBackend | None,
     ) -> BackendResult:
         if attempt.is_offline:
             return self._offline(attempt, request)
@@ -208,8 +228,18 @@ class ModelClient:
         cost = price_call(attempt.model, usage.input_tokens, usage.output_tokens, overrides=self.prices)
         details: dict[str, Any] = {"fallback_index": fallback_index, "finish_reason": finish_reason}
         call = self._call(
-            request, resolved, progress, call_id, requested, started_at, details,
-            resolved_model=attempt.model, usage=usage, cost=cost, latency=latency, error=None,
+            request,
+            resolved,
+            progress,
+            call_id,
+            requested,
+            started_at,
+            details,
+            resolved_model=attempt.model,
+            usage=usage,
+            cost=cost,
+            latency=latency,
+            error=None,
         )
         self._publish(call)
         return ModelResponse(
@@ -236,9 +266,18 @@ class ModelClient:
         error: str,
     ) -> ModelCall:
         call = self._call(
-            request, resolved, progress, call_id, requested, started_at, {},
-            resolved_model=progress.last_model, usage=Usage(), cost=None,
-            latency=max(0.0, self._now() - started_at), error=error,
+            request,
+            resolved,
+            progress,
+            call_id,
+            requested,
+            started_at,
+            {},
+            resolved_model=progress.last_model,
+            usage=Usage(),
+            cost=None,
+            latency=max(0.0, self._now() - started_at),
+            error=error,
         )
         self._publish(call)
         return call

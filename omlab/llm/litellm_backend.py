@@ -95,7 +95,9 @@ def load_litellm() -> ModuleType:
     return litellm
 
 
-def build_litellm_kwargs(attempt: ResolvedAttempt, request: ModelRequest, timeout_s: float | None) -> dict[str, Any]:
+def build_litellm_kwargs(
+    attempt: ResolvedAttempt, request: ModelRequest, timeout_s: float | None
+) -> dict[str, Any]:
     """The ``litellm.acompletion`` keyword arguments for one attempt (pure; no litellm import)."""
     kwargs: dict[str, Any] = {
         "model": litellm_model_name(attempt.model),
@@ -210,7 +212,9 @@ async def litellm_complete(
     except Exception as err:
         message = str(err).lower()
         if any(marker in message for marker in _MALFORMED_MARKERS):
-            raise MalformedResponseError(f"{attempt.model} returned a malformed reply: {_first_line(err)}") from err
+            raise MalformedResponseError(
+                f"{attempt.model} returned a malformed reply: {_first_line(err)}"
+            ) from err
         raise
     return parse_completion(attempt.model, response)
 
@@ -227,7 +231,9 @@ def parse_completion(model: str, response: Any) -> tuple[str, Usage, str | None,
         text = "".join(_field(part, "text") or "" for part in text)
     if not isinstance(text, str):
         finish = _field(choice, "finish_reason")
-        raise MalformedResponseError(f"{model} returned a reply without message content (finish_reason={finish!r})")
+        raise MalformedResponseError(
+            f"{model} returned a reply without message content (finish_reason={finish!r})"
+        )
     usage_raw = _field(response, "usage")
     usage = Usage(
         input_tokens=int(_field(usage_raw, "prompt_tokens") or 0) if usage_raw is not None else 0,
@@ -243,7 +249,9 @@ def parse_completion(model: str, response: Any) -> tuple[str, Usage, str | None,
         details = _field(usage_raw, "completion_tokens_details")
         metadata["reasoning_tokens"] = _field(details, "reasoning_tokens") if details is not None else None
         prompt_details = _field(usage_raw, "prompt_tokens_details")
-        metadata["cached_input_tokens"] = _field(prompt_details, "cached_tokens") if prompt_details is not None else None
+        metadata["cached_input_tokens"] = (
+            _field(prompt_details, "cached_tokens") if prompt_details is not None else None
+        )
     return text, usage, _field(choice, "finish_reason"), {k: v for k, v in metadata.items() if v is not None}
 
 

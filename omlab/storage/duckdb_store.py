@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import duckdb
 import pandas as pd
@@ -74,7 +74,7 @@ _KEY_CONDITION = {
     "resource": "scope = 'resource' AND resource_id = ? AND thread_id IS NULL",
 }
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _INCOMING = "omlab_incoming_messages"
 #: batches up to this size are written row by row (see ``save_messages``)
@@ -167,7 +167,7 @@ class DuckDBStorage:
                 self._connection.close()
                 self._connection = None
 
-    def __enter__(self) -> DuckDBStorage:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -249,7 +249,9 @@ class DuckDBStorage:
         with self._lock:
             rows = (
                 self._con()
-                .execute("SELECT payload FROM threads WHERE resource_id = ? ORDER BY created_at, id", [resource_id])
+                .execute(
+                    "SELECT payload FROM threads WHERE resource_id = ? ORDER BY created_at, id", [resource_id]
+                )
                 .fetchall()
             )
         return [thread_from_dict(json.loads(row[0])) for row in rows]
@@ -341,9 +343,15 @@ class DuckDBStorage:
                 connection.execute(
                     "INSERT INTO om_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS JSON))",
                     [
-                        record.id, record.scope, record.thread_id, record.resource_id,
-                        record.generation_count, record.superseded_by, utc(record.created_at),
-                        utc(record.updated_at), payload,
+                        record.id,
+                        record.scope,
+                        record.thread_id,
+                        record.resource_id,
+                        record.generation_count,
+                        record.superseded_by,
+                        utc(record.created_at),
+                        utc(record.updated_at),
+                        payload,
                     ],
                 )
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from datetime import datetime
 from operator import itemgetter
-from typing import Any
+from typing import Any, Self
 
 from omlab.engine.messages import Message, utc
 from omlab.engine.record import ObservationRecord, Thread
@@ -79,7 +79,7 @@ class InMemoryStorage:
     def close(self) -> None:
         """Nothing to release; present so every storage can be closed the same way."""
 
-    def __enter__(self) -> InMemoryStorage:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

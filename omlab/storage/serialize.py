@@ -100,7 +100,7 @@ def decode_value(value: Any) -> Any:
     """Inverse of :func:`encode_value`."""
     if isinstance(value, dict):
         if len(value) == 1:
-            (key, inner), = value.items()
+            ((key, inner),) = value.items()
             if key in _MARKERS:
                 return _decode_marker(key, inner)
         return {key: decode_value(item) for key, item in value.items()}
@@ -152,8 +152,17 @@ def _require(data: dict[str, Any], kind: str, *names: str) -> None:
 
 # Part fields that hold plain scalars (str/int or None) and are written as they are.
 _PART_SCALARS = (
-    "text", "tool_call_id", "tool_name", "state", "error_text", "mime_type", "filename", "width",
-    "height", "detail", "size_bytes",
+    "text",
+    "tool_call_id",
+    "tool_name",
+    "state",
+    "error_text",
+    "mime_type",
+    "filename",
+    "width",
+    "height",
+    "detail",
+    "size_bytes",
 )
 _PART_KEYS = frozenset(
     ("type", *_PART_SCALARS, "args", "result", "data", "created_at", "metadata", "token_cache")
@@ -276,8 +285,17 @@ def thread_from_dict(data: dict[str, Any]) -> Thread:
 
 _CHUNK_KEYS = frozenset(
     (
-        "id", "cycle_id", "observations", "token_count", "message_ids", "message_tokens",
-        "last_observed_at", "created_at", "suggested_continuation", "current_task", "thread_title",
+        "id",
+        "cycle_id",
+        "observations",
+        "token_count",
+        "message_ids",
+        "message_tokens",
+        "last_observed_at",
+        "created_at",
+        "suggested_continuation",
+        "current_task",
+        "thread_title",
     )
 )
 
@@ -303,8 +321,16 @@ def chunk_from_dict(data: dict[str, Any]) -> BufferedChunk:
     """Rebuild a :class:`BufferedChunk` from :func:`chunk_to_dict` output."""
     _check_keys(data, _CHUNK_KEYS, "BufferedChunk")
     _require(
-        data, "BufferedChunk", "id", "cycle_id", "observations", "token_count", "message_ids",
-        "message_tokens", "last_observed_at", "created_at",
+        data,
+        "BufferedChunk",
+        "id",
+        "cycle_id",
+        "observations",
+        "token_count",
+        "message_ids",
+        "message_tokens",
+        "last_observed_at",
+        "created_at",
     )
     return BufferedChunk(
         id=data["id"],
@@ -325,11 +351,23 @@ def chunk_from_dict(data: dict[str, Any]) -> BufferedChunk:
 
 # Record fields copied as they are (str / int / None).
 _RECORD_SCALARS = (
-    "id", "scope", "thread_id", "resource_id", "origin_type", "generation_count",
-    "active_observations", "observation_token_count", "observed_timezone", "total_tokens_observed",
-    "pending_message_tokens", "buffered_reflection", "buffered_reflection_tokens",
-    "buffered_reflection_input_tokens", "reflected_observation_line_count",
-    "last_buffered_at_tokens", "superseded_by",
+    "id",
+    "scope",
+    "thread_id",
+    "resource_id",
+    "origin_type",
+    "generation_count",
+    "active_observations",
+    "observation_token_count",
+    "observed_timezone",
+    "total_tokens_observed",
+    "pending_message_tokens",
+    "buffered_reflection",
+    "buffered_reflection_tokens",
+    "buffered_reflection_input_tokens",
+    "reflected_observation_line_count",
+    "last_buffered_at_tokens",
+    "superseded_by",
 )
 _RECORD_DATETIMES = ("created_at", "updated_at", "last_observed_at", "last_buffered_at_time")
 _RECORD_KEYS = frozenset(

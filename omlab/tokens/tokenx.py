@@ -21,6 +21,8 @@ pieces (most words in prose) are priced once per call through a ``Counter``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 import re
 from collections import Counter
@@ -297,3 +299,20 @@ def split_by_tokens(
     if current:
         chunks.append("".join(p for p, _ in current))
     return chunks
+
+
+@lru_cache(maxsize=262_144)
+def _line_estimate(line: str) -> int:
+    return estimate_token_count(line)
+
+
+def estimate_token_count_cached(text: str | None) -> int:
+    """:func:`estimate_token_count` with default options, memoised line by line.
+
+    Exact: a newline is whitespace, so no segment spans two lines and the sum over lines equals
+    the estimate of the whole text. Observation logs and prompts repeat most of their lines from
+    one call to the next, so this turns repeated O(log size) estimates into dictionary look-ups.
+    """
+    if not text:
+        return 0
+    return sum(map(_line_estimate, text.split("\n")))

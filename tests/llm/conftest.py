@@ -31,6 +31,7 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.close()
+        assert not server.is_running, "the fake server thread outlived its test"
 
 
 @pytest.fixture

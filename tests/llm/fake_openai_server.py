@@ -12,7 +12,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -25,8 +25,14 @@ class Reply:
     delay_s: float = 0.0
 
 
-def completion_body(text: str = "hello from fake", *, prompt_tokens: int = 12, completion_tokens: int = 5,
-                    finish_reason: str = "stop", model: str = "fake") -> dict[str, Any]:
+def completion_body(
+    text: str = "hello from fake",
+    *,
+    prompt_tokens: int = 12,
+    completion_tokens: int = 5,
+    finish_reason: str = "stop",
+    model: str = "fake",
+) -> dict[str, Any]:
     """A well-formed chat.completion body with the given text and usage."""
     return {
         "id": "chatcmpl-fake",
@@ -82,11 +88,15 @@ class FakeOpenAIServer:
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def is_running(self) -> bool:
+        return self._thread.is_alive()
+
     def push(self, *replies: Reply) -> None:
         with self._lock:
             self.script.extend(replies)
 
-    def start(self) -> FakeOpenAIServer:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
@@ -96,7 +106,7 @@ class FakeOpenAIServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

@@ -31,7 +31,9 @@ def fake_entry(server: FakeOpenAIServer, **kwargs) -> ModelWithRetries:
 
 
 def fast_client(clock: FakeClock, **policy) -> ModelClient:
-    return ModelClient(retry=RetryPolicy(jitter=0.0, **policy), sleep=clock.sleep, now=clock.now, rng=random.Random(3))
+    return ModelClient(
+        retry=RetryPolicy(jitter=0.0, **policy), sleep=clock.sleep, now=clock.now, rng=random.Random(3)
+    )
 
 
 # --- litellm mock_response ----------------------------------------------------------------------
@@ -59,7 +61,9 @@ async def test_mock_response_string_uses_litellm_default_usage():
 
 
 async def test_mock_rate_limit_is_retried_then_falls_back(clock):
-    limited = ModelWithRetries("openai/gpt-4o-mini", max_retries=2, model_settings={"mock_response": "litellm.RateLimitError"})
+    limited = ModelWithRetries(
+        "openai/gpt-4o-mini", max_retries=2, model_settings={"mock_response": "litellm.RateLimitError"}
+    )
     backup = ModelWithRetries("openai/gpt-4o-mini", model_settings={"mock_response": "from backup"})
     client = fast_client(clock, base_delay_s=0.5)
     response = await client.complete(ModelRequest(model=[limited, backup], messages=MESSAGES))
@@ -76,8 +80,13 @@ async def test_request_reaches_the_server_with_settings_and_headers(fake_server,
     fake_server.push(Reply(body=completion_body("Paris it is", prompt_tokens=40, completion_tokens=3)))
     client = fast_client(clock)
     response = await client.complete(
-        ModelRequest(model=[fake_entry(fake_server)], messages=MESSAGES, temperature=0.3, max_output_tokens=64,
-                     metadata={"cycle_id": "cyc-9"})
+        ModelRequest(
+            model=[fake_entry(fake_server)],
+            messages=MESSAGES,
+            temperature=0.3,
+            max_output_tokens=64,
+            metadata={"cycle_id": "cyc-9"},
+        )
     )
     assert response.text == "Paris it is" and response.usage == Usage(40, 3)
     assert response.cost_usd is None  # openai/fake has no price: recorded as unknown, not an error
@@ -113,10 +122,14 @@ async def test_5xx_without_retry_after_uses_backoff(fake_server, clock):
 
 
 async def test_auth_error_is_not_retried_and_the_next_fallback_answers(fake_server, clock):
-    fake_server.push(Reply(401, error_body("Incorrect API key provided: sk-dummy-key-for-tests", "invalid_request_error")))
+    fake_server.push(
+        Reply(401, error_body("Incorrect API key provided: sk-dummy-key-for-tests", "invalid_request_error"))
+    )
     backup = ModelWithRetries("openai/gpt-4o-mini", model_settings={"mock_response": "backup answer"})
     client = fast_client(clock)
-    response = await client.complete(ModelRequest(model=[fake_entry(fake_server, max_retries=5), backup], messages=MESSAGES))
+    response = await client.complete(
+        ModelRequest(model=[fake_entry(fake_server, max_retries=5), backup], messages=MESSAGES)
+    )
     assert response.text == "backup answer" and response.attempts == 2
     assert clock.sleeps == [] and len(fake_server.requests) == 1
     (error,) = client.calls[0].metadata["llm"]["attempt_errors"]
@@ -149,8 +162,9 @@ async def test_a_hanging_server_is_cut_by_the_deadline(fake_server):
     # warm it up so the measurement below is about the deadline, not about that.
     await ModelClient().complete(ModelRequest(model=[fake_entry(fake_server)], messages=MESSAGES))
     fake_server.push(*[Reply(delay_s=30.0)] * 10)
-    policy = RetryPolicy(max_retries=10, base_delay_s=0.05, max_delay_s=0.05, jitter=0.0,
-                         attempt_timeout_s=0.4, deadline_s=1.0)
+    policy = RetryPolicy(
+        max_retries=10, base_delay_s=0.05, max_delay_s=0.05, jitter=0.0, attempt_timeout_s=0.4, deadline_s=1.0
+    )
     client = ModelClient(retry=policy)
     started = time.monotonic()
     with pytest.raises(ModelCallError) as info:
@@ -170,15 +184,18 @@ def test_google_thinking_config_maps_to_litellm_thinking():
     kwargs = provider_option_kwargs(
         "google/gemini-2.5-flash",
         {
-            "google": {"thinkingConfig": {"thinkingBudget": 0, "includeThoughts": False}, "safetySettings": []},
+            "google": {
+                "thinkingConfig": {"thinkingBudget": 0, "includeThoughts": False},
+                "safetySettings": [],
+            },
             "openai": {"reasoningEffort": "high"},  # another provider's namespace: ignored
             "seed": 7,  # not a namespace: passed through
         },
     )
     assert kwargs == {"thinking": {"type": "enabled", "budget_tokens": 0}, "safety_settings": [], "seed": 7}
-    assert provider_option_kwargs("google/gemini-3-pro", {"google": {"thinkingConfig": {"thinkingLevel": "low"}}}) == {
-        "reasoning_effort": "low"
-    }
+    assert provider_option_kwargs(
+        "google/gemini-3-pro", {"google": {"thinkingConfig": {"thinkingLevel": "low"}}}
+    ) == {"reasoning_effort": "low"}
 
 
 def test_openai_and_anthropic_namespaces():
@@ -198,8 +215,12 @@ def test_build_kwargs_precedence_and_headers():
         headers={"X-Key": "k"},
     )
     request = ModelRequest(
-        model="ignored/here", messages=MESSAGES, temperature=0.7, max_output_tokens=9,
-        provider_options={"google": {"thinkingConfig": {"thinkingBudget": 0}}}, response_format={"type": "json_object"},
+        model="ignored/here",
+        messages=MESSAGES,
+        temperature=0.7,
+        max_output_tokens=9,
+        provider_options={"google": {"thinkingConfig": {"thinkingBudget": 0}}},
+        response_format={"type": "json_object"},
     )
     kwargs = build_litellm_kwargs(attempt, request, timeout_s=12.5)
     assert kwargs == {
@@ -219,7 +240,11 @@ def test_build_kwargs_precedence_and_headers():
 
 def test_reserved_settings_are_refused():
     with pytest.raises(ValueError, match="maxRetries"):
-        build_litellm_kwargs(ResolvedAttempt("openai/x", model_settings={"maxRetries": 3}), ModelRequest("openai/x", MESSAGES), None)
+        build_litellm_kwargs(
+            ResolvedAttempt("openai/x", model_settings={"maxRetries": 3}),
+            ModelRequest("openai/x", MESSAGES),
+            None,
+        )
 
 
 def test_parse_completion_rejects_missing_content():
@@ -227,6 +252,8 @@ def test_parse_completion_rejects_missing_content():
     body["choices"][0]["message"]["content"] = None
     with pytest.raises(MalformedResponseError, match="without message content"):
         parse_completion("openai/fake", body)
-    text, usage, finish, meta = parse_completion("openai/fake", completion_body("fine", prompt_tokens=3, completion_tokens=1))
+    text, usage, finish, meta = parse_completion(
+        "openai/fake", completion_body("fine", prompt_tokens=3, completion_tokens=1)
+    )
     assert (text, usage, finish) == ("fine", Usage(3, 1), "stop")
     assert meta["response_id"] == "chatcmpl-fake" and meta["usage_reported"] is True

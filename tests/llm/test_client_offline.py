@@ -50,16 +50,29 @@ async def test_offline_call_is_answered_priced_and_recorded(echo_models):
     seen_calls = []
     client = ModelClient(on_call=seen_calls.append)
     response = await client.complete(
-        request("omlab/echo", role="observer", temperature=0.3, max_output_tokens=99, metadata={"cycle_id": "c1"})
+        request(
+            "omlab/echo", role="observer", temperature=0.3, max_output_tokens=99, metadata={"cycle_id": "c1"}
+        )
     )
     assert response.text == "echo: hello there"
     assert response.usage == Usage(input_tokens=4, output_tokens=3)
-    assert (response.model, response.cost_usd, response.attempts, response.tier) == ("omlab/echo", 0.0, 1, None)
+    assert (response.model, response.cost_usd, response.attempts, response.tier) == (
+        "omlab/echo",
+        0.0,
+        1,
+        None,
+    )
     assert echo_models["echo"].seen == [{"max_output_tokens": 99, "temperature": 0.3}]
     (call,) = client.calls
     assert seen_calls == [call]
     assert (call.role, call.requested_model, call.resolved_model) == ("observer", "omlab/echo", "omlab/echo")
-    assert (call.input_tokens, call.output_tokens, call.cost_usd, call.error, call.attempts) == (4, 3, 0.0, None, 1)
+    assert (call.input_tokens, call.output_tokens, call.cost_usd, call.error, call.attempts) == (
+        4,
+        3,
+        0.0,
+        None,
+        1,
+    )
     assert call.metadata["cycle_id"] == "c1"
 
 
@@ -150,7 +163,11 @@ class Scripted:
 
 def client_with(remote, clock: FakeClock, **policy) -> ModelClient:
     return ModelClient(
-        retry=RetryPolicy(jitter=0.0, **policy), remote=remote, sleep=clock.sleep, now=clock.now, rng=random.Random(1)
+        retry=RetryPolicy(jitter=0.0, **policy),
+        remote=remote,
+        sleep=clock.sleep,
+        now=clock.now,
+        rng=random.Random(1),
     )
 
 

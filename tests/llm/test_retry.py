@@ -52,7 +52,7 @@ def test_default_schedule_is_the_reference_one_without_jitter():
 @given(attempt=st.integers(min_value=0, max_value=200), seed=st.integers(min_value=0, max_value=2**32))
 def test_jittered_delay_stays_within_the_band(attempt, seed):
     policy = RetryPolicy()
-    nominal = min(120.0, 2.0**min(attempt, 64))
+    nominal = min(120.0, 2.0 ** min(attempt, 64))
     delay = backoff_delay(attempt, policy, random.Random(seed))
     assert nominal * 0.8 - 1e-9 <= delay <= nominal * 1.2 + 1e-9
 
@@ -68,7 +68,6 @@ def test_jittered_delay_stays_within_the_band(attempt, seed):
         litellm.Timeout(message="late", llm_provider="openai", model="gpt"),
         litellm.InternalServerError(message="oops", llm_provider="openai", model="gpt"),
         litellm.ServiceUnavailableError(message="busy", llm_provider="openai", model="gpt"),
-        TimeoutError(),
         TimeoutError(),
         ConnectionResetError(),
         RuntimeError("read ECONNRESET"),
@@ -95,8 +94,21 @@ def test_permanent_errors_and_cancellation_are_not_retryable(exc):
     assert not is_retryable(exc)
 
 
-@pytest.mark.parametrize(("status", "expected"), [(408, True), (425, True), (429, True), (500, True), (503, True),
-                                                  (599, True), (400, False), (401, False), (404, False), (422, False)])
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (408, True),
+        (425, True),
+        (429, True),
+        (500, True),
+        (503, True),
+        (599, True),
+        (400, False),
+        (401, False),
+        (404, False),
+        (422, False),
+    ],
+)
 def test_status_codes_on_the_cause_chain(status, expected):
     class ProviderError(Exception):
         def __init__(self, code: int) -> None:
@@ -133,7 +145,10 @@ def test_retry_after_seconds_ms_and_date():
     assert retry_after_s(_http_error({"Retry-After": "1.5", "retry-after-ms": "250"})) == 0.25
     when = datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC)
     now = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC).timestamp()
-    assert retry_after_s(_http_error({"retry-after": format_datetime(when, usegmt=True)}), now=lambda: now) == 30.0
+    assert (
+        retry_after_s(_http_error({"retry-after": format_datetime(when, usegmt=True)}), now=lambda: now)
+        == 30.0
+    )
 
 
 def test_retry_after_absent_or_invalid_is_none():

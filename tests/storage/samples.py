@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from omlab.engine.messages import Message, Part
 from omlab.engine.record import BufferedChunk, ObservationRecord, Thread
 
-T0 = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 PNG_BYTES = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\xff"
 
 
@@ -23,10 +23,16 @@ def snapshot(obj: Any) -> dict[str, Any]:
     return dataclasses.asdict(obj)
 
 
-def text_message(id: str, seconds: float, text: str = "hi", *, thread_id: str = "t1", role: str = "user") -> Message:
+def text_message(
+    id: str, seconds: float, text: str = "hi", *, thread_id: str = "t1", role: str = "user"
+) -> Message:
     return Message(
-        id=id, role=role, parts=[Part(type="text", text=text)], created_at=at(seconds),
-        thread_id=thread_id, resource_id="r1",
+        id=id,
+        role=role,
+        parts=[Part(type="text", text=text)],
+        created_at=at(seconds),
+        thread_id=thread_id,
+        resource_id="r1",
     )
 
 
@@ -35,7 +41,7 @@ def rich_message() -> Message:
     return Message(
         id="msg-rich-✨",
         role="assistant",
-        created_at=datetime(2024, 5, 1, 9, 30, 15, 123456, tzinfo=timezone.utc),
+        created_at=datetime(2024, 5, 1, 9, 30, 15, 123456, tzinfo=UTC),
         thread_id="t1",
         resource_id="r1",
         metadata={"mastra": {"sealed": True}, "source": "ünïcödé 🙂"},
@@ -48,16 +54,29 @@ def rich_message() -> Message:
                 tool_call_id="call_1",
                 tool_name="search",
                 args={"query": "météo 🌧", "filters": {"days": [1, 2, 3], "exact": False}, "n": None},
-                result={"hits": [{"title": "A", "score": 0.75}, {"title": "B", "score": 1e-9}], "total": 2**70},
+                result={
+                    "hits": [{"title": "A", "score": 0.75}, {"title": "B", "score": 1e-9}],
+                    "total": 2**70,
+                },
                 state="result",
             ),
             Part(
-                type="tool-invocation", tool_call_id="call_2", tool_name="fail", args=["a", 1],
-                state="output-error", error_text="boom 💥",
+                type="tool-invocation",
+                tool_call_id="call_2",
+                tool_name="fail",
+                args=["a", 1],
+                state="output-error",
+                error_text="boom 💥",
             ),
             Part(
-                type="image", data=PNG_BYTES, mime_type="image/png", width=640, height=480,
-                detail="high", size_bytes=len(PNG_BYTES), filename="photo 📷.png",
+                type="image",
+                data=PNG_BYTES,
+                mime_type="image/png",
+                width=640,
+                height=480,
+                detail="high",
+                size_bytes=len(PNG_BYTES),
+                filename="photo 📷.png",
             ),
             Part(type="image", data="https://example.com/cat.png", mime_type="image/png"),
             Part(type="file", data="JVBERi0xLjQK", mime_type="application/pdf", filename="report.pdf"),
@@ -67,7 +86,8 @@ def rich_message() -> Message:
                 created_at=datetime(2024, 5, 1, 9, 30, 16, tzinfo=timezone(timedelta(hours=2))),
             ),
             Part(
-                type="text", text="cached",
+                type="text",
+                text="cached",
                 token_cache={"k": {"v": 2, "source": "text", "key": "cached", "tokens": 1}},
                 metadata={"mastra": {"sealedAt": 1714555815000}},
             ),
@@ -78,17 +98,28 @@ def rich_message() -> Message:
 
 def make_thread(id: str, resource_id: str | None = "r1", seconds: float = 0, **metadata: Any) -> Thread:
     return Thread(
-        id=id, resource_id=resource_id, created_at=at(seconds), updated_at=at(seconds + 1),
-        title=f"thread {id}", metadata=dict(metadata),
+        id=id,
+        resource_id=resource_id,
+        created_at=at(seconds),
+        updated_at=at(seconds + 1),
+        title=f"thread {id}",
+        metadata=dict(metadata),
     )
 
 
 def make_chunk(id: str, seconds: float) -> BufferedChunk:
     return BufferedChunk(
-        id=id, cycle_id=f"cycle-{id}", observations=f"* 🔴 (09:{int(seconds):02d}) fact {id}",
-        token_count=7, message_ids=[f"m-{id}-1", f"m-{id}-2"], message_tokens=120,
-        last_observed_at=at(seconds + 0.001), created_at=at(seconds + 5),
-        suggested_continuation="carry on", current_task=None, thread_title="Trip ✈",
+        id=id,
+        cycle_id=f"cycle-{id}",
+        observations=f"* 🔴 (09:{int(seconds):02d}) fact {id}",
+        token_count=7,
+        message_ids=[f"m-{id}-1", f"m-{id}-2"],
+        message_tokens=120,
+        last_observed_at=at(seconds + 0.001),
+        created_at=at(seconds + 5),
+        suggested_continuation="carry on",
+        current_task=None,
+        thread_title="Trip ✈",
     )
 
 
@@ -105,8 +136,12 @@ def make_record(
 ) -> ObservationRecord:
     created = at(100 * generation if seconds is None else seconds)
     return ObservationRecord(
-        id=id, scope=scope, thread_id=thread_id, resource_id=resource_id,
-        created_at=created, updated_at=created + timedelta(seconds=3),
+        id=id,
+        scope=scope,
+        thread_id=thread_id,
+        resource_id=resource_id,
+        created_at=created,
+        updated_at=created + timedelta(seconds=3),
         origin_type="initial" if generation == 0 else "reflection",
         generation_count=generation,
         active_observations=observations or f"Date: May 1, 2024\n* 🔴 (09:30) generation {generation}",

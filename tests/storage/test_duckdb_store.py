@@ -103,10 +103,15 @@ def test_file_held_by_another_process_names_the_path(tmp_path):
     path = tmp_path / "held.duckdb"
     DuckDBStorage(path).close()
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()",
-         str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
@@ -142,13 +147,22 @@ def test_in_memory_database_works():
         assert store.get_head_record("thread", "t1", None).id == "rec-2"
 
 
-def test_text_that_is_not_valid_unicode_is_named(tmp_path):
+@pytest.mark.parametrize("batch_size", [2, 30], ids=["row-path", "frame-path"])
+def test_text_that_is_not_valid_unicode_is_named(tmp_path, batch_size):
     with DuckDBStorage(tmp_path / "s.duckdb") as store:
-        bad = Message(id="m-bad", role="user", parts=[Part(type="text", text="a\ud800b")], created_at=at(0),
-                      thread_id="t1")
+        bad = Message(
+            id="m-bad",
+            role="user",
+            parts=[Part(type="text", text="a\ud800b")],
+            created_at=at(0),
+            thread_id="t1",
+        )
+        batch = [text_message(f"m-ok{i}", i) for i in range(batch_size - 1)] + [bad]
         with pytest.raises(ValueError, match="'m-bad'.*not valid Unicode"):
-            store.save_messages([text_message("m-ok", 1), bad])
+            store.save_messages(batch)
         assert store.get_messages("t1") == []  # the batch was rolled back
+        store.save_messages(batch[:-1])  # and the store still works
+        assert len(store.get_messages("t1")) == batch_size - 1
 
 
 def test_saving_ten_thousand_messages_is_fast(tmp_path):
@@ -168,3 +182,13 @@ def test_saving_ten_thousand_messages_is_fast(tmp_path):
     assert len(got) == 10_000 and got[-1].id == "m09999"
     assert min(timings) < 1.0, f"save_messages(10k) took {timings}"
     assert read < 1.0, f"get_messages(10k) took {read:.2f}s"
+
+
+def test_same_file_with_other_settings_in_this_process(tmp_path):
+    path = tmp_path / "same.duckdb"
+    with DuckDBStorage(path) as writer, DuckDBStorage(path) as second_writer:
+        writer.save_messages([text_message("m1", 1)])
+        assert [m.id for m in second_writer.get_messages("t1")] == ["m1"]
+        with pytest.raises(StorageLockedError, match="already open in this process") as info:
+            DuckDBStorage(path, read_only=True)
+        assert str(path) in str(info.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -38,9 +38,7 @@ def through_json(data: dict) -> dict:
 
 # ----------------------------------------------------------------- strategies
 
-offsets = st.sampled_from(
-    [timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
-)
+offsets = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))])
 # away from year 1 / 9999 so converting to UTC cannot overflow
 moments = {"min_value": datetime(2, 1, 1), "max_value": datetime(9998, 12, 31)}
 aware_datetimes = st.datetimes(timezones=offsets, **moments)
@@ -57,9 +55,11 @@ leaves = (
 )
 values = st.recursive(
     leaves,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.lists(inner, max_size=3).map(tuple)
-    | st.dictionaries(st.text(max_size=8) | marker_keys, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=8) | marker_keys, inner, max_size=4)
+    ),
     max_leaves=8,
 )
 json_dicts = st.dictionaries(st.text(max_size=8) | marker_keys, values, max_size=4)
@@ -100,14 +100,27 @@ messages = st.builds(
     token_cache=st.dictionaries(st.text(max_size=8), json_dicts, max_size=2),
 )
 threads = st.builds(
-    Thread, id=ids, resource_id=st.none() | ids, created_at=aware_datetimes,
-    updated_at=aware_datetimes, title=opt_text, metadata=json_dicts,
+    Thread,
+    id=ids,
+    resource_id=st.none() | ids,
+    created_at=aware_datetimes,
+    updated_at=aware_datetimes,
+    title=opt_text,
+    metadata=json_dicts,
 )
 chunks = st.builds(
-    BufferedChunk, id=ids, cycle_id=ids, observations=st.text(), token_count=st.integers(0, 10**6),
-    message_ids=st.lists(ids, max_size=4), message_tokens=st.integers(0, 10**6),
-    last_observed_at=aware_datetimes, created_at=aware_datetimes, suggested_continuation=opt_text,
-    current_task=opt_text, thread_title=opt_text,
+    BufferedChunk,
+    id=ids,
+    cycle_id=ids,
+    observations=st.text(),
+    token_count=st.integers(0, 10**6),
+    message_ids=st.lists(ids, max_size=4),
+    message_tokens=st.integers(0, 10**6),
+    last_observed_at=aware_datetimes,
+    created_at=aware_datetimes,
+    suggested_continuation=opt_text,
+    current_task=opt_text,
+    thread_title=opt_text,
 )
 records = st.builds(
     ObservationRecord,
@@ -188,7 +201,7 @@ def test_default_fields_are_omitted_from_parts():
 
 
 def test_datetimes_are_iso_with_offset():
-    moment = datetime(2024, 5, 1, 9, 30, 15, 123456, tzinfo=timezone.utc)
+    moment = datetime(2024, 5, 1, 9, 30, 15, 123456, tzinfo=UTC)
     message = Message.of("user", "hi", moment, id="m1")
     data = message_to_dict(message)
     assert data["created_at"] == "2024-05-01T09:30:15.123456+00:00"
@@ -198,7 +211,7 @@ def test_datetimes_are_iso_with_offset():
 
 
 def test_message_dict_exact_shape():
-    message = Message.of("user", "salut 👋", datetime(2024, 1, 1, tzinfo=timezone.utc), id="m1", thread_id="t")
+    message = Message.of("user", "salut 👋", datetime(2024, 1, 1, tzinfo=UTC), id="m1", thread_id="t")
     assert message_to_dict(message) == {
         "id": "m1",
         "role": "user",
@@ -256,15 +269,22 @@ def test_record_with_chunks_round_trip_is_exact():
 
 
 def test_thread_om_metadata_round_trip():
-    thread = make_thread("t1", om={"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"})
+    thread = make_thread(
+        "t1", om={"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"}
+    )
     back = thread_from_dict(through_json(thread_to_dict(thread)))
     assert back.om == {"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"}
 
 
 def test_record_payload_missing_optional_fields_takes_defaults():
     record = record_from_dict(
-        {"id": "r", "scope": "thread", "thread_id": "t", "created_at": "2024-01-01T00:00:00+00:00",
-         "updated_at": "2024-01-01T00:00:00+00:00"}
+        {
+            "id": "r",
+            "scope": "thread",
+            "thread_id": "t",
+            "created_at": "2024-01-01T00:00:00+00:00",
+            "updated_at": "2024-01-01T00:00:00+00:00",
+        }
     )
     assert record.generation_count == 0
     assert record.resource_id is None

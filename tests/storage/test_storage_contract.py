@@ -125,6 +125,19 @@ def test_upsert_moves_a_message_to_another_thread(store):
     assert ids(store.get_messages("t2")) == ["m1"]
 
 
+def test_large_batch_upserts_like_small_ones(store):
+    # big batches take a different write path in DuckDBStorage; the result must not differ
+    store.save_messages([text_message(f"m{i:02d}", i) for i in range(40)])
+    changed = [text_message(f"m{i:02d}", 100 + i, "moved") for i in range(0, 40, 2)]
+    changed += [text_message(f"m{i:02d}", i, thread_id="t2") for i in range(1, 20, 2)]
+    store.save_messages(changed)
+    got = store.get_messages("t1")
+    assert ids(got) == [f"m{i:02d}" for i in range(21, 40, 2)] + [f"m{i:02d}" for i in range(0, 40, 2)]
+    assert [m.text for m in got[-20:]] == ["moved"] * 20
+    assert ids(store.get_messages("t2")) == [f"m{i:02d}" for i in range(1, 20, 2)]
+    assert ids(store.get_messages("t1", after=at(100), limit=3)) == ["m02", "m04", "m06"]
+
+
 def test_last_duplicate_in_a_batch_wins(store):
     store.save_messages([text_message("m1", 1, "a"), text_message("m1", 5, "b")])
     got = store.get_messages("t1")
@@ -147,8 +160,12 @@ def test_random_upserts_match_a_simple_model(store):
     model: dict[str, Message] = {}
     for _ in range(30):
         batch = [
-            text_message(f"m{rng.randrange(25)}", rng.randrange(12), f"v{rng.random()}",
-                         thread_id=rng.choice(["t1", "t2"]))
+            text_message(
+                f"m{rng.randrange(25)}",
+                rng.randrange(12),
+                f"v{rng.random()}",
+                thread_id=rng.choice(["t1", "t2"]),
+            )
             for _ in range(rng.randrange(1, 6))
         ]
         store.save_messages(batch)
@@ -336,7 +353,9 @@ def test_concurrent_writers(store):
 
 def test_message_from_parts_constructor_keeps_timezone_normalised(store):
     local = datetime(2024, 5, 1, 11, 30, tzinfo=timezone(timedelta(hours=2)))
-    message = Message(id="m", role="user", parts=[Part(type="text", text="x")], created_at=local, thread_id="t1")
+    message = Message(
+        id="m", role="user", parts=[Part(type="text", text="x")], created_at=local, thread_id="t1"
+    )
     store.save_messages([message])
     got = store.get_message("m")
     assert got.created_at == at(0) and got.created_at.utcoffset() == timedelta(0)

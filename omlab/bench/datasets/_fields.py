@@ -57,7 +57,7 @@ def _preview(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def pace_delta(pace: timedelta | float | int, *, option: str = "turn_pace") -> timedelta:
+def pace_delta(pace: timedelta | float, *, option: str = "turn_pace") -> timedelta:
     """A non-negative per-turn pace as a timedelta (numbers are seconds)."""
     delta = pace if isinstance(pace, timedelta) else timedelta(seconds=float(pace))
     if delta < timedelta(0):

@@ -11,7 +11,8 @@ One JSON object per line, one conversation per object::
         "turns": [
           {"role": "user", "content": "...",    # required; role is user or assistant
            "id": "s1:1",                        # optional (default "<session id>:<k+1>")
-           "created_at": "2024-03-01T09:00:05", # optional (default date + k x turn_pace)
+           "created_at": "2024-03-01T09:00:05", # optional (default: previous turn + turn_pace,
+                                                #  the session date for the first turn)
            "speaker": "Ana"}]}],                # optional
      "questions": [                             # optional
        {"question": "...", "answer": "...",     # required (answer: string or number)
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +47,15 @@ def load_jsonl(
     *,
     expected_sha256: str | None = None,
     turn_pace: timedelta | float = DEFAULT_TURN_PACE,
-    tz: tzinfo = timezone.utc,
+    tz: tzinfo = UTC,
 ) -> tuple[DatasetInfo, list[Conversation]]:
     """Load conversations in omlab's JSONL format.
 
     Args:
         path: The ``.jsonl`` file.
         expected_sha256: Refuse the file unless its sha256 matches.
-        turn_pace: Seconds (or timedelta) between turns whose ``created_at`` is not given.
+        turn_pace: Seconds (or timedelta) after the previous turn for turns without
+            ``created_at`` (the first turn of a session defaults to the session date).
         tz: Time zone given to naive timestamps.
 
     Raises:
@@ -95,8 +97,8 @@ def dump_jsonl(conversations: Iterable[Conversation], path: str | Path) -> Path:
     """
     file_path = Path(path)
     with open(file_path, "w", encoding="utf-8") as handle:
-        for conversation in conversations:
-            handle.write(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n")
+        handle.writelines(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n"
+                          for conversation in conversations)
     return file_path
 
 
@@ -166,12 +168,15 @@ def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, tz: t
         if role not in ("user", "assistant"):
             raise ctx.error(f"{turn_path}.role", f"expected 'user' or 'assistant', got {role!r}")
         created = ctx.get(raw_turn, "created_at", (str, type(None)), path=turn_path, default=None)
+        if created is not None:
+            created_at = _timestamp(created, ctx, f"{turn_path}.created_at", tz)
+        else:
+            created_at = turns[-1].created_at + pace if turns else date
         turns.append(Turn(
             id=ctx.get(raw_turn, "id", str, path=turn_path, default=f"{session_id}:{k + 1}"),
             role=role,
             content=ctx.get(raw_turn, "content", str, path=turn_path),
-            created_at=(date + k * pace if created is None
-                        else _timestamp(created, ctx, f"{turn_path}.created_at", tz)),
+            created_at=created_at,
             speaker=ctx.get(raw_turn, "speaker", (str, type(None)), path=turn_path, default=None),
         ))
     return Session(id=session_id, date=date, turns=turns)

@@ -28,7 +28,7 @@ import re
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ _MONTHS = {name: number for number, names in enumerate(
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 
 
-def parse_locomo_date(text: str, tz: tzinfo = timezone.utc) -> datetime:
+def parse_locomo_date(text: str, tz: tzinfo = UTC) -> datetime:
     """Parse ``"1:56 pm on 8 May, 2023"`` into an aware datetime (naive -> ``tz``)."""
     match = _DATE.match(text)
     if not match:
@@ -83,7 +83,7 @@ def load_locomo(
     expected_sha256: str | None = None,
     speaker_roles: Mapping[str, str] | None = None,
     turn_pace: timedelta | float = DEFAULT_TURN_PACE,
-    tz: tzinfo = timezone.utc,
+    tz: tzinfo = UTC,
     image_captions: bool = True,
 ) -> tuple[DatasetInfo, list[Conversation]]:
     """Load LoCoMo as one Conversation per ``sample_id``.

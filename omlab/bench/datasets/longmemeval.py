@@ -24,7 +24,7 @@ import json
 import os
 import re
 import warnings
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ _DATE = re.compile(
 )
 
 
-def parse_longmemeval_date(text: str, tz: tzinfo = timezone.utc) -> datetime:
+def parse_longmemeval_date(text: str, tz: tzinfo = UTC) -> datetime:
     """Parse ``"2023/05/30 (Tue) 23:40"`` (weekday optional, not checked) or ISO 8601.
 
     Naive values get ``tz``. Raises ValueError for anything else.
@@ -75,7 +75,7 @@ def load_longmemeval(
     cache_dir: str | Path | None = None,
     expected_sha256: str | None = None,
     turn_pace: timedelta | float = DEFAULT_TURN_PACE,
-    tz: tzinfo = timezone.utc,
+    tz: tzinfo = UTC,
 ) -> tuple[DatasetInfo, list[Conversation]]:
     """Load a LongMemEval file as one Conversation per question.
 

@@ -44,9 +44,8 @@ def conversations_digest(conversations: Iterable[Conversation]) -> str:
         for session in conversation.sessions:
             digest.update(f"session\x1f{session.id}\x1f{session.date.isoformat()}\x1e".encode())
             for turn in session.turns:
-                digest.update(
-                    f"{turn.id}\x1f{turn.role}\x1f{turn.created_at.isoformat()}\x1f{turn.content}\x1e".encode()
-                )
+                fields = (turn.id, turn.role, turn.created_at.isoformat(), turn.content)
+                digest.update(("\x1f".join(fields) + "\x1e").encode())
         for question in conversation.questions:
             record = [question.id, question.type, question.question, question.answer,
                       question.evidence_ids, question.is_abstention]

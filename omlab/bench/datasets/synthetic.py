@@ -27,7 +27,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from omlab.bench.datasets import _synthetic_text as text
@@ -37,7 +37,7 @@ from omlab.bench.schema import Conversation, DatasetInfo, Question, Session, Tur
 
 GENERATOR_VERSION = "omlab-synthetic/1"
 CHARS_PER_TOKEN = 4
-DEFAULT_START = datetime(2024, 1, 8, 9, 0, tzinfo=timezone.utc)
+DEFAULT_START = datetime(2024, 1, 8, 9, 0, tzinfo=UTC)
 DEFAULT_MIX: dict[str, float] = {
     "single-session-user": 0.30,
     "knowledge-update": 0.20,
@@ -64,11 +64,6 @@ class _QuestionPlan:
     answer: str
     plants: list[_Plant] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def estimate_tokens(content: str) -> int:
-    """The generator's token estimate: characters / 4, rounded up."""
-    return -(-len(content) // CHARS_PER_TOKEN)
 
 
 def generate_synthetic(

@@ -24,7 +24,7 @@ from omlab.llm.offline.transcript_parser import (
     strip_markdown,
 )
 from omlab.llm.types import ChatMessage
-from omlab.tokens.tokenx import estimate_token_count
+from omlab.tokens.tokenx import estimate_token_count_cached as estimate_token_count
 
 USER_WORD_BUDGET = 40
 ASSISTANT_WORD_BUDGET = 25
@@ -33,6 +33,7 @@ LIST_ITEM_LIMIT = 8
 TOOL_STEP_LIMIT = 6
 
 RED, YELLOW, GREEN, DONE = "🔴", "🟡", "🟢", "✅"
+_MAX_WORD_CHARS = 15  # caps a kept sentence at budget × 15 characters (pasted blobs have no spaces)
 
 _KEY_PREFIX_RE = re.compile(
     r"^\s*(?:[*\-•]|\d+[.)])?\s*(?:->\s*)?(?:🔴|🟡|🟢|✅)?\s*(?:\(\d{1,2}:\d{2}(?:\s?[AaPp][Mm])?\))?\s*"
@@ -42,7 +43,8 @@ _BOLD_HEAD_RE = re.compile(r"^\*\*(?P<head>[^*]{1,80})\*\*")
 _DIGIT_RE = re.compile(r"\d")
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|I've|I’ve|I'd|I’d|I'll|I’ll|my|me|mine|myself)\b")
 _PREFERENCE_RE = re.compile(
-    r"\b(?:love|like|likes|prefer|favou?rite|hate|dislike|allergic|always|never|enjoy)\b", re.IGNORECASE
+    r"\b(?:love|loves|prefer|prefers|favou?rite|hate|hates|dislike|allergic|always|never|enjoy)\b",
+    re.IGNORECASE,
 )
 _MONTH_OR_DAY_RE = re.compile(
     r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:tember)?"
@@ -235,7 +237,7 @@ def _entry_lines(entry: Entry, owner: str, state: _TaskState, seen: set[str]) ->
         return lines
     state.last_kind = "assistant" if entry.role in ("Assistant", "Reasoning") else state.last_kind
     if entry.role == "Assistant":
-        return [_assistant_line(entry)]
+        return _assistant_lines(entry)
     if entry.role == "Reasoning":
         return [
             _Line(
@@ -317,7 +319,7 @@ def _user_text(kind: str, text: str) -> str:
         return "User asked: " + _lower_first(text)
     if kind == "requested":
         request = re.sub(r"^please,? ", "", text, flags=re.IGNORECASE)
-        return "User asked the assistant to " + _lower_first(_third_person(request))
+        return "User asked the assistant to " + request[:1].lower() + _third_person(request[1:])
     if kind == "wants":
         for pattern, lead in _INTENT_LEADS:
             match = pattern.match(text)
@@ -366,7 +368,7 @@ def _user_score(sentence: str) -> float:
 # --- assistant messages and tools ---------------------------------------------------------------
 
 
-def _assistant_line(entry: Entry) -> _Line:
+def _assistant_lines(entry: Entry) -> list[_Line]:
     pieces = message_pieces(entry.text)
     items = [_item_head(s) for s, is_item in pieces if is_item]
     first_item = next((i for i, (_, is_item) in enumerate(pieces) if is_item), len(pieces))
@@ -385,8 +387,13 @@ def _assistant_line(entry: Entry) -> _Line:
         listed = "; ".join(unique[:LIST_ITEM_LIMIT]) + ("; …" if len(unique) > LIST_ITEM_LIMIT else "")
         text = f"{intro.rstrip(':.!')}: {listed}" if intro else listed
     text = f"{text} — {outro}" if text and outro else text or outro
-    line = _assistant_lead(text) if text else "Assistant replied (no text)."
-    return _Line(YELLOW, entry.minutes, line + meaning_suffix(text, entry.day), kind="assistant")
+    if not text:
+        return []
+    return [
+        _Line(
+            YELLOW, entry.minutes, _assistant_lead(text) + meaning_suffix(text, entry.day), kind="assistant"
+        )
+    ]
 
 
 def _assistant_lead(text: str) -> str:
@@ -494,7 +501,7 @@ def _join_selected(sentences: list[str], indices: list[int], clip_words: int) ->
     for index in indices:
         if previous is not None and index != previous + 1:
             parts.append("…")
-        parts.append(_clip(strip_markdown(sentences[index]), clip_words))
+        parts.append(_clip(strip_markdown(sentences[index]), clip_words, clip_words * _MAX_WORD_CHARS))
         previous = index
     return " ".join(parts)
 

@@ -19,9 +19,10 @@ from omlab.llm.offline.base import OfflineResult, message_text
 from omlab.llm.offline.date_phrases import MONTH_ABBREVIATIONS
 from omlab.llm.offline.observer import observation_key
 from omlab.llm.types import ChatMessage
-from omlab.tokens.tokenx import estimate_token_count
+from omlab.tokens.tokenx import estimate_token_count_cached as estimate_token_count
 
 OBSERVATIONS_HEADER = "## OBSERVATIONS TO REFLECT ON"
+TARGET_HEADER = "## COMPRESSION TARGET"
 DEFAULT_TARGET_RATIO = 0.75
 PROTECTED_FRACTION = 0.25
 SHORT_WORDS = 12
@@ -36,6 +37,9 @@ _DATE_LINE_RE = re.compile(r"^Date:\s*(?P<mon>[A-Z][a-z]{2})[a-z]*\.? (?P<day>\d
 _THREAD_OPEN_RE = re.compile(r"""^\s*<thread id=["'](?P<id>[^"']*)["'][^>]*>\s*$""")
 _SKIPPED_LINE_RE = re.compile(
     r"^\s*(?:</?observations>|</?observation-group\b[^>]*>|--- message boundary .* ---)\s*$"
+)
+_HINT_BLOCK_RE = re.compile(
+    r"^\s*<(current-task|suggested-response|thread-title)>.*?</\1>\s*$", re.DOTALL | re.MULTILINE
 )
 _TARGET_RE = re.compile(r"\bunder\s+(?P<n>\d[\d,]*)\s+tokens", re.IGNORECASE)
 _ANNOTATION_RE = re.compile(r"\s*\((?:meaning|estimated) [^()]*\)")
@@ -71,7 +75,9 @@ def parse_reflector_request(text: str) -> ReflectorRequest:
     stop = next((i for i, line in enumerate(rest) if line.startswith("## ")), len(rest))
     rules = [i for i in range(stop) if rest[i].strip() == "---"]
     observations = "\n".join(rest[: rules[-1] if rules else stop]).strip()
-    target = _TARGET_RE.search("\n".join(rest[stop:]) or "\n".join(rest[rules[-1] :] if rules else []))
+    section = next((i for i, line in enumerate(rest) if line.strip() == TARGET_HEADER), None)
+    tail_start = section if section is not None else (rules[-1] if rules else stop)
+    target = _TARGET_RE.search("\n".join(rest[tail_start:]))
     return ReflectorRequest(observations, int(target["n"].replace(",", "")) if target else None)
 
 
@@ -111,10 +117,10 @@ def reflect(observations: str, target_tokens: int) -> str:
         _condense(log, goal)
         text = log.render()
         excess = estimate_token_count(text) - (target_tokens - 1)
-        if excess <= 0:
+        if excess <= 0 or log.total >= goal:  # on target, or at the floor where nothing more helps
             break
         # Only a non-additive token estimator gets here: aim lower by what the tally missed.
-        goal = min(goal, log.total) - excess
+        goal = log.total - excess
     return text
 
 
@@ -168,7 +174,7 @@ class _ObservationLog:
         section = log.sections[None]
         group: _Group | None = None
         last_day = 0
-        for raw in text.splitlines():
+        for raw in _HINT_BLOCK_RE.sub("", text).splitlines():
             line = raw.rstrip()
             if not line.strip() or _SKIPPED_LINE_RE.match(line):
                 continue

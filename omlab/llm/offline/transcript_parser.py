@@ -21,7 +21,9 @@ METADATA_HEADER = "## Prior Thread Metadata"
 HISTORY_HEADER = "## New Message History to Observe"
 TASK_HEADER = "## Your Task"
 
-KNOWN_ROLES = frozenset({"User", "Assistant", "System-reminder", "Reasoning", "Image", "File", "Signal"})
+KNOWN_ROLES = frozenset(
+    {"User", "Assistant", "System-reminder", "Reasoning", "Image", "File", "Signal", "Tool", "Developer"}
+)
 
 _DATE_HEADER_RE = re.compile(r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<year>\d{4}):$")
 _TIME = r"\((?P<time>\d{1,2}:\d{2}(?: ?[AaPp][Mm])?)\)"

@@ -1,0 +1,113 @@
+"""Cost against accuracy across configs or runs, with the Pareto front marked.
+
+A config is on the front when no other config is at least as cheap *and* at least as accurate
+while being strictly better on one of the two. Those are the only configs worth choosing; the
+rest are shown in grey.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from omlab.viz.plots import _format as fmt
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._frames import has_rows, numeric, require_columns
+from omlab.viz.style import BLACK, FIGSIZE_SQUARE, FONT, GREY, LIGHT_GREY, VERMILLION, column_label, style_axes
+
+PLOT = "plot_cost_vs_accuracy"
+POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
+"""Columns of the points frame (``lo``/``hi``, the accuracy CI, are drawn when present)."""
+_LABEL_ALL_UP_TO = 15
+
+
+def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True,
+                 maximize_y: bool = True) -> pd.Series:
+    """Which rows are Pareto-optimal in ``(x, y)``.
+
+    Row ``i`` is dominated when some row ``j`` is at least as good on both columns and strictly
+    better on one ("good" = low ``x`` and high ``y`` by default). Identical rows do not dominate
+    each other, so duplicates of a front point are all on the front. Rows with a missing ``x`` or
+    ``y`` are never on the front and never dominate.
+
+    Returns:
+        A boolean Series aligned with ``df.index``.
+
+    Raises:
+        ValueError: A missing column.
+    """
+    missing = [c for c in (x, y) if c not in df.columns]
+    if missing:
+        raise ValueError(f"pareto_front: frame is missing columns {missing}; it has {list(df.columns)}")
+    xs = numeric(df[x]).to_numpy() * (1.0 if minimize_x else -1.0)
+    ys = numeric(df[y]).to_numpy() * (-1.0 if maximize_y else 1.0)
+    valid = np.isfinite(xs) & np.isfinite(ys)
+    # After the sign flips both columns are "lower is better"; [j, i] asks "does j dominate i?".
+    no_worse = (xs[:, None] <= xs[None, :]) & (ys[:, None] <= ys[None, :])
+    better = (xs[:, None] < xs[None, :]) | (ys[:, None] < ys[None, :])
+    dominated = (no_worse & better & valid[:, None]).any(axis=0)
+    return pd.Series(valid & ~dominated, index=df.index, name="pareto")
+
+
+def plot_cost_vs_accuracy(points: pd.DataFrame, *, x: str = "cost_usd", y: str = "accuracy",
+                          label: str = "label", log_x: bool = False, title: str | None = None,
+                          ax: Axes | None = None) -> Axes:
+    """Scatter of configs/runs by cost and accuracy; the Pareto front is joined, coloured and named.
+
+    Args:
+        points: One row per config or run: ``label``, ``cost_usd``, ``accuracy`` (0-1), optional
+            ``lo``/``hi`` (the accuracy CI).
+        x: Cost column (lower is better).
+        y: Accuracy column (higher is better, a 0-1 fraction).
+        label: Column naming each point. Every point is named when there are at most 15,
+            otherwise only the front.
+        log_x: Logarithmic cost axis (for costs spanning orders of magnitude).
+        title: Replaces the default title.
+        ax: Draw here; a new figure is made when None.
+
+    Returns:
+        The Axes; a "no data" note when there are no points.
+
+    Raises:
+        ValueError: Missing columns.
+    """
+    ax = axes_or_new(ax, FIGSIZE_SQUARE)
+    if not has_rows(points):
+        return draw_no_data(ax, title=title or "Cost vs accuracy", reason="no configs to compare")
+    require_columns(points, (label, x, y), frame_name="points", plot=PLOT)
+    frame = points.assign(_x=numeric(points[x]), _y=numeric(points[y])).dropna(subset=["_x", "_y"])
+    if frame.empty:
+        return draw_no_data(ax, title=title or "Cost vs accuracy", reason=f"every point lacks {x} or {y}")
+    on_front = pareto_front(frame, "_x", "_y").to_numpy()
+
+    if "lo" in frame.columns and "hi" in frame.columns:
+        lo, hi = numeric(frame["lo"]).fillna(frame["_y"]), numeric(frame["hi"]).fillna(frame["_y"])
+        ax.errorbar(frame["_x"], frame["_y"], yerr=np.vstack([(frame["_y"] - lo).clip(lower=0),
+                                                              (hi - frame["_y"]).clip(lower=0)]),
+                    fmt="none", ecolor=LIGHT_GREY, elinewidth=1.0, capsize=2, zorder=1)
+    ax.scatter(frame.loc[~on_front, "_x"], frame.loc[~on_front, "_y"], s=36, color=GREY, alpha=0.7,
+               zorder=2, label=f"dominated ({int((~on_front).sum())})")
+    front = frame[on_front].sort_values(["_x", "_y"])
+    ax.scatter(front["_x"], front["_y"], s=64, color=VERMILLION, edgecolor=BLACK, linewidth=0.6, zorder=3,
+               label=f"Pareto front ({len(front)}): nothing is cheaper and as accurate")
+    ax.plot(front["_x"], front["_y"], drawstyle="steps-post", color=VERMILLION, linewidth=1.2, zorder=2)
+    named = range(len(frame)) if len(frame) <= _LABEL_ALL_UP_TO else np.flatnonzero(on_front)
+    for i in named:
+        ax.annotate(str(frame[label].iloc[i]), (frame["_x"].iloc[i], frame["_y"].iloc[i]), xytext=(6, 5),
+                    textcoords="offset points", fontsize=FONT.annotation,
+                    color=BLACK if on_front[i] else GREY)
+    if log_x:
+        ax.set_xscale("log")
+    else:
+        if x == "cost_usd":
+            ax.xaxis.set_major_formatter(fmt.USD_AXIS)
+        span = float(frame["_x"].max() - frame["_x"].min()) or max(abs(float(frame["_x"].max())), 1e-6)
+        ax.set_xlim(float(frame["_x"].min()) - 0.08 * span, float(frame["_x"].max()) + 0.2 * span)
+    ax.yaxis.set_major_formatter(fmt.PERCENT_AXIS)
+    free = x == "cost_usd" and not (frame["_x"] > 0).any()
+    default_title = "Cost vs accuracy" + (" (every cost is $0: offline run)" if free else "")
+    ax.legend(loc="lower right", fontsize=FONT.legend, frameon=False)
+    style_axes(ax, title=title or default_title, xlabel=column_label(x) + " (lower is better)",
+               ylabel=column_label(y) + " (higher is better)", grid_axis="both")
+    return ax

@@ -1,0 +1,112 @@
+"""Every plot that applies to one run, saved as PNG files.
+
+Given a run's frames (the ``omlab.bench.results`` getters), :func:`write_run_plots` draws each
+plot whose input is there and writes it under ``out_dir``; a plot whose frame is empty (or has
+nothing of the kind, e.g. no reflection, no routed call) is skipped rather than written as an
+empty picture. File names are ``<run>-<plot>[-<detail>].png`` with the run label made safe for
+file systems. Cross-run plots (cost vs accuracy, sweep heatmaps) need several runs and are not
+drawn here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from omlab.viz.plots._frames import has_rows, numeric
+from omlab.viz.plots.accuracy import plot_accuracy_by_type
+from omlab.viz.plots.compression import compression_cycles, plot_compression
+from omlab.viz.plots.context import plot_context_timeline
+from omlab.viz.plots.cost import plot_cost_breakdown
+from omlab.viz.plots.tiers import plot_tier_routing
+from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY
+
+SCORER_PREFERENCE: tuple[str, ...] = ("judge", "f1", "retention")
+"""Score columns of ``answers_df`` tried, in order, for the accuracy plot when no metrics are given."""
+
+
+def file_stem(text: str) -> str:
+    """``text`` reduced to letters, digits, ``.``, ``_`` and ``-`` (other runs become one ``-``)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.")
+    return stem or "run"
+
+
+def write_run_plots(out_dir: Path, *, steps: pd.DataFrame | None, events: pd.DataFrame | None,
+                    calls: pd.DataFrame | None, answers: pd.DataFrame | None = None,
+                    metrics: pd.DataFrame | None = None, run_label: str, max_timelines: int = 3,
+                    dpi: int = DPI) -> list[Path]:
+    """Save each applicable plot of one run as a PNG and return the paths written.
+
+    Written when their input is there:
+
+    * ``<run>-context-<conversation>.png``: the sawtooth of the first ``max_timelines``
+      conversations (in id order) of ``steps``, with ``events`` as markers;
+    * ``<run>-compression-observation.png`` / ``-compression-reflection.png``: per-cycle
+      compression, when ``events`` hold such cycles;
+    * ``<run>-cost-by-role.png``, ``-cost-by-model.png`` and, when some call was routed by
+      ``ModelByInputTokens``, ``-cost-by-tier.png`` and ``-tier-routing.png``;
+    * ``<run>-accuracy-by-type.png``: from ``metrics`` rows named ``accuracy`` when there are
+      any, else from ``answers`` scored by the first of :data:`SCORER_PREFERENCE` present.
+
+    Args:
+        out_dir: Folder for the PNG files (created if needed; existing files are overwritten).
+        steps: ``steps_df`` of the run.
+        events: ``events_df`` of the run.
+        calls: ``calls_df`` of the run.
+        answers: ``answers_df`` of the run.
+        metrics: ``metrics_df`` of the run.
+        run_label: Names the files and appears above each plot (e.g. the run id or config name).
+        max_timelines: At most this many per-conversation timelines.
+        dpi: PNG resolution.
+
+    Returns:
+        The files written, in the order above.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run = file_stem(run_label)
+    jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]] = []
+
+    if has_rows(steps):
+        for conversation in sorted(steps["conversation_id"].dropna().astype(str).unique())[:max_timelines]:
+            jobs.append((f"context-{file_stem(conversation)}",
+                         lambda ax, c=conversation: plot_context_timeline(steps, events, conversation_id=c, ax=ax),
+                         FIGSIZE_WIDE))
+    for operation in ("observation", "reflection"):
+        if not compression_cycles(events, operation=operation).empty:
+            jobs.append((f"compression-{operation}",
+                         lambda ax, o=operation: plot_compression(events, operation=o, ax=ax), FIGSIZE_WIDE))
+    if has_rows(calls):
+        routed = "tier" in calls.columns and numeric(calls["tier"]).notna().any()
+        for by in ("role", "model", *(("tier",) if routed else ())):
+            jobs.append((f"cost-by-{by}", lambda ax, b=by: plot_cost_breakdown(calls, by=b, ax=ax), FIGSIZE_BARS))
+        if routed:
+            jobs.append(("tier-routing", lambda ax: plot_tier_routing(calls, ax=ax), FIGSIZE_BARS))
+    accuracy = _accuracy_job(answers, metrics)
+    if accuracy is not None:
+        jobs.append(("accuracy-by-type", accuracy, FIGSIZE_BARS))
+
+    written = []
+    for name, draw, figsize in jobs:
+        figure = Figure(figsize=figsize, layout="constrained")
+        draw(figure.add_subplot())
+        figure.suptitle(f"run: {run_label}", fontsize=FONT.annotation, color=GREY, x=0.99, ha="right")
+        path = out_dir / f"{run}-{name}.png"
+        figure.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+        written.append(path)
+    return written
+
+
+def _accuracy_job(answers: pd.DataFrame | None, metrics: pd.DataFrame | None) -> Callable[[Axes], Axes] | None:
+    if has_rows(metrics) and "name" in metrics.columns and (metrics["name"].astype(str) == "accuracy").any():
+        return lambda ax: plot_accuracy_by_type(metrics, ax=ax)
+    if has_rows(answers) and "question_type" in answers.columns:
+        for scorer in SCORER_PREFERENCE:
+            if scorer in answers.columns and numeric(answers[scorer]).notna().any():
+                return lambda ax, s=scorer: plot_accuracy_by_type(answers, scorer=s, ax=ax)
+    return None

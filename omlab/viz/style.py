@@ -1,0 +1,155 @@
+"""The one look of every omlab plot: colours, markers, font sizes, figure sizes and axis labels.
+
+Colours come from the Okabe-Ito palette, which stays distinguishable for colour-blind readers and
+in greyscale print. Each *meaning* has one colour everywhere (an observation event is vermillion in
+the timeline and in the compression bars; the observer role is blue in every cost chart), so a
+reader who learnt one plot can read the next.
+
+Nothing here touches matplotlib's global ``rcParams``: :func:`style_axes` sets sizes on the
+artists of one ``Axes`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from matplotlib.axes import Axes
+
+BLACK = "#000000"
+ORANGE = "#E69F00"
+SKY_BLUE = "#56B4E9"
+GREEN = "#009E73"
+YELLOW = "#F0E442"
+BLUE = "#0072B2"
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"
+GREY = "#7F7F7F"
+LIGHT_GREY = "#D9D9D9"
+
+PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY_BLUE, "#8C564B", GREY, YELLOW,
+                            BLACK)
+"""Categorical colours in assignment order (models, tiers, configs without a fixed colour)."""
+
+
+class FontSizes(NamedTuple):
+    """Point sizes of the text on a plot."""
+
+    title: float = 12
+    label: float = 10
+    tick: float = 9
+    legend: float = 8.5
+    annotation: float = 8
+
+
+FONT = FontSizes()
+
+FIGSIZE_WIDE = (10.0, 4.8)
+"""Timelines and per-cycle bars: long x axes."""
+FIGSIZE_BARS = (8.0, 4.8)
+"""Bar charts with category labels on the y axis."""
+FIGSIZE_SQUARE = (7.0, 5.5)
+"""Scatter plots and heatmaps."""
+DPI = 120
+"""Resolution of saved PNG files."""
+
+SERIES_COLORS: dict[str, str] = {
+    "pending": BLUE,
+    "observations": ORANGE,
+    "buffered": SKY_BLUE,
+    "context": GREY,
+}
+"""Token series of the context timeline: raw (unobserved) messages, the observation log, message
+tokens already sealed into buffered chunks, and the actor's whole context."""
+
+EVENT_KINDS: tuple[str, ...] = ("observation", "activation", "reflection", "buffering", "blocking")
+"""Engine events the timeline marks, in lane order (top to bottom)."""
+
+EVENT_COLORS: dict[str, str] = {
+    "observation": VERMILLION,
+    "activation": GREEN,
+    "reflection": PURPLE,
+    "buffering": SKY_BLUE,
+    "blocking": BLACK,
+}
+EVENT_MARKERS: dict[str, str] = {
+    "observation": "v",
+    "activation": "^",
+    "reflection": "D",
+    "buffering": "|",
+    "blocking": "X",
+}
+EVENT_LABELS: dict[str, str] = {
+    "observation": "synchronous observation",
+    "activation": "activation of buffered observations",
+    "reflection": "reflection",
+    "buffering": "background buffering finished",
+    "blocking": "actor blocked",
+}
+
+ROLE_ORDER: tuple[str, ...] = ("observer", "reflector", "extractor", "actor", "judge")
+"""The model-call roles, in the order the pipeline uses them."""
+ROLE_COLORS: dict[str, str] = {
+    "observer": BLUE,
+    "reflector": PURPLE,
+    "extractor": SKY_BLUE,
+    "actor": GREEN,
+    "judge": VERMILLION,
+}
+
+TOKEN_PART_COLORS: dict[str, str] = {"input": BLUE, "output": ORANGE}
+
+COLUMN_LABELS: dict[str, str] = {
+    "buffer_tokens": "bufferTokens (tokens)",
+    "block_after": "blockAfter (tokens)",
+    "buffer_activation": "bufferActivation",
+    "message_tokens": "messageTokens (tokens)",
+    "observation_tokens": "observationTokens (tokens)",
+    "reflect_threshold": "reflection threshold (tokens)",
+    "blocked_s": "blocked time (virtual s)",
+    "accuracy": "accuracy",
+    "cost_usd": "cost (USD)",
+    "sync_observations": "synchronous observations (count)",
+    "peak_context_tokens": "peak context (tokens)",
+    "context_tokens": "context (tokens)",
+    "compression": "compression ratio (×)",
+}
+"""Human labels, with units, for the column names sweeps and points frames use."""
+
+
+def column_label(name: str) -> str:
+    """A readable axis label for a frame column: the known label, else the name with spaces."""
+    return COLUMN_LABELS.get(name, name.replace("_", " "))
+
+
+def categorical_colors(names: Iterable[object]) -> dict[str, str]:
+    """One colour per name: roles keep their fixed colour, other names take the palette in order.
+
+    Names are compared as strings, so ``None`` and ``"None"`` share a colour.
+    """
+    colors: dict[str, str] = {}
+    free = [c for c in PALETTE if c not in ROLE_COLORS.values()] + list(PALETTE)
+    next_free = 0
+    for name in map(str, names):
+        if name in colors:
+            continue
+        if name in ROLE_COLORS:
+            colors[name] = ROLE_COLORS[name]
+        else:
+            colors[name] = free[next_free % len(free)]
+            next_free += 1
+    return colors
+
+
+def style_axes(ax: Axes, *, title: str, xlabel: str, ylabel: str, grid_axis: str = "y") -> Axes:
+    """Title, axis labels and the house look (light grid, no top/right spines) on one ``Axes``."""
+    ax.set_title(title, fontsize=FONT.title, loc="left")
+    ax.set_xlabel(xlabel, fontsize=FONT.label)
+    ax.set_ylabel(ylabel, fontsize=FONT.label)
+    ax.tick_params(labelsize=FONT.tick)
+    if grid_axis:
+        ax.grid(True, axis=grid_axis, color=LIGHT_GREY, linewidth=0.6)
+        ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax
