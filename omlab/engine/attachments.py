@@ -50,7 +50,11 @@ _CAPABILITIES: tuple[tuple[str | None, re.Pattern[str], bool], ...] = tuple(
         (None, r"^(o1-mini|o3-mini)", False),
         (None, r"^claude-(2|instant)", False),
         (None, r"^(llama-?3\.[0-3]|llama3-|mixtral|gemma2?-|qwen-?2\.5-coder)", False),
-        (None, r"^(gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4\.5|gpt-5|chatgpt-4o|o1$|o1-20|o3$|o3-20|o3-pro|o4-mini)", True),
+        (
+            None,
+            r"^(gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4\.5|gpt-5|chatgpt-4o|o1$|o1-20|o3$|o3-20|o3-pro|o4-mini)",
+            True,
+        ),
         (None, r"^gemini", True),
         (None, r"^claude-(3|sonnet|opus|haiku)", True),
         (None, r"^(grok-.*vision|grok-4|pixtral|llama-4|llava)", True),
@@ -83,7 +87,12 @@ def _primary_name(model: Any) -> str | None:
 
 # --- MIME types --------------------------------------------------------------------------------
 
-_MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"), (b"%PDF", "application/pdf"))
+_MAGIC = (
+    (b"\x89PNG", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+    (b"%PDF", "application/pdf"),
+)
 
 
 def _sniff(data: bytes) -> str | None:
@@ -202,8 +211,10 @@ def _result_blocks(value: Any) -> tuple[str, list[Any]] | None:
 
 
 def _block_is_attachment(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") in TOOL_RESULT_ATTACHMENT_BLOCKS and (
-        block.get("data") is not None or block.get("url") is not None
+    return (
+        isinstance(block, dict)
+        and block.get("type") in TOOL_RESULT_ATTACHMENT_BLOCKS
+        and (block.get("data") is not None or block.get("url") is not None)
     )
 
 
@@ -212,8 +223,11 @@ def _block_mime(block: dict[str, Any]) -> str:
     if isinstance(declared, str) and declared.strip():
         return _normalise_mime(declared)
     data = block.get("data") if block.get("data") is not None else block.get("url")
-    part = Part(type="image" if block.get("type") in ("image", "image-data") else "file",
-                data=data, filename=block.get("filename"))
+    part = Part(
+        type="image" if block.get("type") in ("image", "image-data") else "file",
+        data=data,
+        filename=block.get("filename"),
+    )
     return attachment_mime_type(part)
 
 
@@ -243,7 +257,9 @@ def filter_tool_result(value: Any, rule: AttachmentRule, observer_model: Any = N
     return {**value, key: kept} if changed else value
 
 
-def filter_parts_for_observer(message: Message, rule: AttachmentRule, observer_model: Any = None) -> list[Part]:
+def filter_parts_for_observer(
+    message: Message, rule: AttachmentRule, observer_model: Any = None
+) -> list[Part]:
     """The message's parts as the Observer model may receive them: attachments the rule refuses
     are dropped (the transcript still shows their placeholders) and tool results lose refused
     attachment blocks (replaced by placeholders). Parts are never mutated; changed ones are copies."""
@@ -254,7 +270,11 @@ def filter_parts_for_observer(message: Message, rule: AttachmentRule, observer_m
                 out.append(part)
         elif part.type == "tool-invocation" and part.result is not None:
             filtered = filter_tool_result(part.result, rule, observer_model)
-            out.append(part if filtered is part.result else dataclasses.replace(part, result=filtered, token_cache={}))
+            out.append(
+                part
+                if filtered is part.result
+                else dataclasses.replace(part, result=filtered, token_cache={})
+            )
         else:
             out.append(part)
     return out
@@ -311,7 +331,9 @@ def attachment_content_parts(
                 labelled_image = part.type == "image" or (part.mime_type or "").startswith("image/")
                 slot = 0 if labelled_image else 1
                 counter[slot] += 1
-                if not is_image_part(part) or not attachment_allowed(part, rule, observer_model=observer_model):
+                if not is_image_part(part) or not attachment_allowed(
+                    part, rule, observer_model=observer_model
+                ):
                     continue
                 url = _image_url(part.data, attachment_mime_type(part))
                 if url is None:
@@ -334,7 +356,9 @@ def attachment_content_parts(
                     url = _image_url(data, mime)
                     if url is None:
                         continue
-                    out.append({"type": "text", "text": f"[Image from tool result {part.tool_name or 'tool'}]"})
+                    out.append(
+                        {"type": "text", "text": f"[Image from tool result {part.tool_name or 'tool'}]"}
+                    )
                     out.append(_image_content(url, block.get("detail")))
     return out
 

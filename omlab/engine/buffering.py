@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
-from omlab.engine.live import LiveMemory, safe_prefix
+from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
 from omlab.engine.observation_cycle import duration_ms, observe_sync, observer_cost, prior_hints, usage_dict
 from omlab.engine.observation_text import append_with_boundary
 from omlab.engine.record import BufferedChunk, new_id
@@ -50,7 +50,7 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
         await activate(om, live, "threshold", result, force_max=band == "block")
     if cfg.block_after is not None and live.pending_tokens >= cfg.block_after:
         # the safety net: buffering did not keep up, so the actor waits
-        result.blocked_s += await om.scheduler.settle(live.obs_key)
+        result.blocked_observation_s += await om.scheduler.settle(live.obs_key)
         if live.record.buffered_chunks:
             await activate(om, live, "threshold", result, force_all=True)
         if live.pending_tokens >= threshold:
@@ -171,9 +171,8 @@ async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: st
 
 
 def chunk_message_tokens(live: LiveMemory) -> list[int]:
-    """Each chunk's message tokens, recounted from the live context (weights at buffering time go
-    stale as messages grow)."""
-    return [sum(live.counts.get(mid, 0) for mid in c.message_ids) for c in live.record.buffered_chunks]
+    """Each chunk's message tokens, recounted from the live context."""
+    return live.chunk_message_tokens()
 
 
 async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
@@ -198,11 +197,13 @@ async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, resu
             text = append_with_boundary(text, chunk.observations, chunk.last_observed_at) if text.strip() else chunk.observations
     record.active_observations = text
     record.observation_token_count = om.counter.count_log(text)
+    previous_cursor = record.last_observed_at
     newest = max(c.last_observed_at for c in activated)
     if record.last_observed_at is None or newest > record.last_observed_at:
         record.last_observed_at = newest  # forward only
     ids = [mid for c in activated for mid in c.message_ids]
-    record.observed_message_ids = record.observed_message_ids + ids
+    id_set = set(ids)
+    record.observed_message_ids = ids_at_cursor(record, [m for m in live.unobserved if m.id in id_set], previous_cursor)
     record.buffered_chunks = remaining
     record.total_tokens_observed += sum(tokens[:count])
     record.updated_at = om.clock.now()

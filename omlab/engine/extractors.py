@@ -71,7 +71,6 @@ RESERVED_SLUGS = frozenset(
 DEFAULT_METADATA_KEY_PATH = "extracted."
 OFFLINE_STRUCTURED_ERROR = "offline model cannot produce structured output"
 
-_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _CAMEL_ALIASES = {
     "includePreviousExtraction": "include_previous_extraction",
     "metadataKeyPath": "metadata_key_path",
@@ -130,8 +129,14 @@ class Extractor:
     """
 
     __slots__ = (
-        "name", "slug", "instructions", "schema", "include_previous_extraction",
-        "metadata_key_path", "on_extracted", "_builtin",
+        "_builtin",
+        "include_previous_extraction",
+        "instructions",
+        "metadata_key_path",
+        "name",
+        "on_extracted",
+        "schema",
+        "slug",
     )
 
     def __init__(
@@ -157,8 +162,16 @@ class Extractor:
             if given[snake] is not _NOT_GIVEN:
                 raise ConfigError(f"Extractor.{key}", f"given twice (as {key} and {snake})")
             given[snake] = value
-        include = True if given["include_previous_extraction"] is _NOT_GIVEN else given["include_previous_extraction"]
-        path = DEFAULT_METADATA_KEY_PATH if given["metadata_key_path"] is _NOT_GIVEN else given["metadata_key_path"]
+        include = (
+            True
+            if given["include_previous_extraction"] is _NOT_GIVEN
+            else given["include_previous_extraction"]
+        )
+        path = (
+            DEFAULT_METADATA_KEY_PATH
+            if given["metadata_key_path"] is _NOT_GIVEN
+            else given["metadata_key_path"]
+        )
         hook = None if given["on_extracted"] is _NOT_GIVEN else given["on_extracted"]
 
         if not isinstance(name, str) or not name.strip():
@@ -170,16 +183,24 @@ class Extractor:
             if not instructions.strip():
                 raise ConfigError(f"Extractor({slug}).instructions", "must not be empty")
         elif not callable(instructions):
-            raise ConfigError(f"Extractor({slug}).instructions",
-                              f"expected a string or a function of the context, got {type(instructions).__name__}")
+            raise ConfigError(
+                f"Extractor({slug}).instructions",
+                f"expected a string or a function of the context, got {type(instructions).__name__}",
+            )
         if not (schema is None or isinstance(schema, dict) or _is_schema_type(schema) or callable(schema)):
-            raise ConfigError(f"Extractor({slug}).schema",
-                              f"expected None, a pydantic model, a type, a JSON-schema dict or a function, "
-                              f"got {type(schema).__name__}")
+            raise ConfigError(
+                f"Extractor({slug}).schema",
+                f"expected None, a pydantic model, a type, a JSON-schema dict or a function, "
+                f"got {type(schema).__name__}",
+            )
         if not isinstance(include, bool):
-            raise ConfigError(f"Extractor({slug}).includePreviousExtraction", f"expected a boolean, got {include!r}")
+            raise ConfigError(
+                f"Extractor({slug}).includePreviousExtraction", f"expected a boolean, got {include!r}"
+            )
         if hook is not None and not callable(hook):
-            raise ConfigError(f"Extractor({slug}).onExtracted", f"expected a function, got {type(hook).__name__}")
+            raise ConfigError(
+                f"Extractor({slug}).onExtracted", f"expected a function, got {type(hook).__name__}"
+            )
         self.name = name
         self.slug = slug
         self.instructions = instructions
@@ -192,8 +213,10 @@ class Extractor:
 
     def _check_reserved(self) -> None:
         if self.slug in RESERVED_SLUGS:
-            raise ConfigError("Extractor.name", f"slug {self.slug!r} (from {self.name!r}) is reserved by the "
-                                                "engine; choose another name")
+            raise ConfigError(
+                "Extractor.name",
+                f"slug {self.slug!r} (from {self.name!r}) is reserved by the engine; choose another name",
+            )
 
     @property
     def builtin(self) -> bool:
@@ -227,11 +250,15 @@ class Extractor:
         return resolved
 
     def previous_value(self, thread_metadata: Mapping[str, Any] | None) -> Any:
-        """The value stored by an earlier run (None when absent or not stored)."""
-        path = self.storage_path
-        if path is None or not thread_metadata:
+        """The value stored by an earlier run (None when absent or not stored). A built-in reads
+        its compatibility field first (``currentTask``…), which older threads may hold alone."""
+        if not thread_metadata:
             return None
-        return read_path(thread_metadata.get("om") or {}, path)
+        om = thread_metadata.get("om") or {}
+        if self._builtin and om.get(BUILTIN_MIRRORS.get(self.slug, "")) is not None:
+            return om[BUILTIN_MIRRORS[self.slug]]
+        path = self.storage_path
+        return None if path is None else read_path(om, path)
 
     def persist(self, thread_metadata: dict[str, Any], value: Any) -> None:
         """Store ``value`` in ``thread_metadata["om"]`` (and mirror a built-in value)."""
@@ -257,8 +284,8 @@ def _builtin(name: str, instructions: str) -> Extractor:
 
 CURRENT_TASK = _builtin(
     "current-task",
-    "What the assistant is working on right now (\"Primary: …\"), then other open tasks "
-    "(\"Secondary: …\", marking those waiting for the user).",
+    'What the assistant is working on right now ("Primary: …"), then other open tasks '
+    '("Secondary: …", marking those waiting for the user).',
 )
 SUGGESTED_RESPONSE = _builtin(
     "suggested-response",
@@ -319,9 +346,11 @@ class WorkingMemoryExtractor(Extractor):
 
     def _instructions(self, context: ExtractorContext) -> str:
         if self.schema is not None:
-            return ("The user's working memory: lasting facts about the user and their ongoing goals. "
-                    "Start from the previous value, change only what the conversation changed, and "
-                    "return the whole value.")
+            return (
+                "The user's working memory: lasting facts about the user and their ongoing goals. "
+                "Start from the previous value, change only what the conversation changed, and "
+                "return the whole value."
+            )
         return (
             "The user's working memory as a complete markdown document: lasting facts about the user "
             "and their ongoing goals. Start from the previous document (shown under Prior Thread "
@@ -351,7 +380,9 @@ def as_extractor(value: Any, option: str = "observation.extract") -> Extractor:
     if isinstance(value, Mapping):
         fields = dict(value)
         if "name" not in fields or "instructions" not in fields:
-            raise ConfigError(option, f"an extractor needs 'name' and 'instructions', got keys {sorted(fields)}")
+            raise ConfigError(
+                option, f"an extractor needs 'name' and 'instructions', got keys {sorted(fields)}"
+            )
         try:
             return Extractor(**fields)
         except TypeError as err:
@@ -359,7 +390,9 @@ def as_extractor(value: Any, option: str = "observation.extract") -> Extractor:
     raise ConfigError(option, f"expected an Extractor or an object with name and instructions, got {value!r}")
 
 
-def validate_extractors(extractors: Sequence[Any] | None, option: str = "observation.extract") -> tuple[Extractor, ...]:
+def validate_extractors(
+    extractors: Sequence[Any] | None, option: str = "observation.extract"
+) -> tuple[Extractor, ...]:
     """Check a list of extractors and return them as :class:`Extractor` instances.
 
     Raises:
@@ -376,8 +409,11 @@ def validate_extractors(extractors: Sequence[Any] | None, option: str = "observa
         if not extractor.builtin and extractor.slug in RESERVED_SLUGS:
             raise ConfigError(option, f"entry {index}: slug {extractor.slug!r} is reserved by the engine")
         if extractor.slug in seen:
-            raise ConfigError(option, f"extractors {seen[extractor.slug]!r} and {extractor.name!r} have the same "
-                                      f"slug {extractor.slug!r}; names must be unique after slugging")
+            raise ConfigError(
+                option,
+                f"extractors {seen[extractor.slug]!r} and {extractor.name!r} have the same "
+                f"slug {extractor.slug!r}; names must be unique after slugging",
+            )
         seen[extractor.slug] = extractor.name
         result.append(extractor)
     return tuple(result)
@@ -433,7 +469,7 @@ def plan_extraction(extractors: Sequence[Extractor], context: ExtractorContext) 
                 extractor, extractor.resolve_instructions(context), extractor.resolve_schema(context)
             )
         except Exception as err:  # noqa: BLE001 - user code; reported as a failure
-            failures.append(_failure(extractor.slug, f"cannot resolve the extractor: {_describe(err)}"))
+            failures.append(_failure(extractor.slug, f"cannot resolve the extractor: {_describe_user(err)}"))
             continue
         (inline if resolved.inline else structured).append(resolved)
     return ExtractionPlan(inline, structured, failures)
@@ -509,9 +545,14 @@ def _schema_check(schema: Any) -> _SchemaCheck:
             except ValidationError as err:
                 raise ValueError(f"does not match the schema: {_validation_summary(err)}") from None
             return adapter.dump_python(parsed, mode="json")
+
     wrapped = json_schema.get("type") != "object"
     if wrapped:
-        json_schema = {"type": "object", "properties": {_WRAPPED_KEY: json_schema}, "required": [_WRAPPED_KEY]}
+        json_schema = {
+            "type": "object",
+            "properties": {_WRAPPED_KEY: json_schema},
+            "required": [_WRAPPED_KEY],
+        }
     return _SchemaCheck(json_schema, wrapped, validate)
 
 
@@ -534,7 +575,9 @@ def structured_request_messages(
     """The chat messages of one structured extraction request."""
     user = [f"## What to extract: {resolved.extractor.name}\n\n{resolved.instructions}\n"]
     if previous is not None and resolved.extractor.include_previous_extraction:
-        user.append(f"## Previous value\n\n{_compact_json(previous)}\n\nUpdate it; keep what is still true.\n")
+        user.append(
+            f"## Previous value\n\n{_compact_json(previous)}\n\nUpdate it; keep what is still true.\n"
+        )
     user.append(f"## Observations\n\n{observations_text.strip() or '(none yet)'}\n")
     user.append(f"## JSON schema\n\n{json.dumps(json_schema, ensure_ascii=False)}")
     return [{"role": "system", "content": _STRUCTURED_SYSTEM}, {"role": "user", "content": "\n".join(user)}]
@@ -694,8 +737,10 @@ async def apply_on_extracted(
         replaced = extractor.on_extracted(payload)
         if inspect.isawaitable(replaced):
             replaced = await replaced
-    except Exception as err:  # noqa: BLE001 - user code
-        raise ExtractionFailed(_failure(extractor.slug, f"onExtracted failed: {_describe(err)}")) from err
+    except Exception as err:
+        raise ExtractionFailed(
+            _failure(extractor.slug, f"onExtracted failed: {_describe_user(err)}")
+        ) from err
     return value if replaced is None else replaced
 
 
@@ -709,7 +754,12 @@ def read_path(root: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def store_extracted(thread_om: dict[str, Any], slug: str, value: Any, metadata_key_path: str | bool = DEFAULT_METADATA_KEY_PATH) -> str | None:
+def store_extracted(
+    thread_om: dict[str, Any],
+    slug: str,
+    value: Any,
+    metadata_key_path: str | bool = DEFAULT_METADATA_KEY_PATH,
+) -> str | None:
     """Store ``value`` in the thread's OM metadata and return the dot path used.
 
     ``metadata_key_path`` ending in ``.`` gets the slug appended (default ``extracted.<slug>``);
@@ -734,8 +784,10 @@ def store_extracted(thread_om: dict[str, Any], slug: str, value: Any, metadata_k
         if child is None:
             child = node[key] = {}
         elif not isinstance(child, dict):
-            raise ValueError(f"cannot store at {full!r}: {'.'.join(keys[: depth + 1])!r} holds a "
-                             f"{type(child).__name__}, not an object")
+            raise ValueError(
+                f"cannot store at {full!r}: {'.'.join(keys[: depth + 1])!r} holds a "
+                f"{type(child).__name__}, not an object"
+            )
         node = child
     node[keys[-1]] = value
     return full
@@ -804,13 +856,20 @@ async def run_extractors(
     if plan.structured:
         previous = {r.slug: r.extractor.previous_value(thread_metadata) for r in plan.structured}
         if client is None or model is None:
-            result.failures.extend(_failure(r.slug, "no model client for structured extraction")
-                                   for r in plan.structured)
+            result.failures.extend(
+                _failure(r.slug, "no model client for structured extraction") for r in plan.structured
+            )
         else:
             values, failures = await run_structured_extractors(
-                plan.structured, client=client, model=model, observations_text=observations_text,
-                context=context, previous=previous, temperature=temperature,
-                max_output_tokens=max_output_tokens, provider_options=provider_options,
+                plan.structured,
+                client=client,
+                model=model,
+                observations_text=observations_text,
+                context=context,
+                previous=previous,
+                temperature=temperature,
+                max_output_tokens=max_output_tokens,
+                provider_options=provider_options,
             )
             collected.update(values)
             result.failures.extend(failures)
@@ -844,6 +903,11 @@ def _failure(slug: str, error: str) -> dict[str, str]:
 def _describe(err: BaseException) -> str:
     text = str(err).strip()
     return text if isinstance(err, ValueError) and text else f"{type(err).__name__}: {text or '(no message)'}"
+
+
+def _describe_user(err: BaseException) -> str:
+    """An error raised by user code: always with its type, which the user will want to see."""
+    return f"{type(err).__name__}: {str(err).strip() or '(no message)'}"
 
 
 def _compact_json(value: Any) -> str:

@@ -42,6 +42,8 @@ class LiveMemory:
     last_activity_at: datetime | None = None
     #: model of the last assistant turn (for ``activateOnProviderChange``)
     last_actor_model: str | None = None
+    #: message tokens per buffered chunk id, recounted from ``counts`` (cleared when a message changes)
+    chunk_tokens: dict[str, int] = field(default_factory=dict)
 
     @property
     def obs_key(self) -> str:
@@ -63,6 +65,17 @@ class LiveMemory:
             any_message = True
         return total + CONVERSATION_OVERHEAD if any_message else 0
 
+    def chunk_message_tokens(self) -> list[int]:
+        """Each buffered chunk's message tokens, counted from the live context (weights taken at
+        buffering time go stale when messages grow), memoised per chunk."""
+        out = []
+        for chunk in self.record.buffered_chunks:
+            tokens = self.chunk_tokens.get(chunk.id)
+            if tokens is None:
+                tokens = self.chunk_tokens[chunk.id] = sum(self.counts.get(mid, 0) for mid in chunk.message_ids)
+            out.append(tokens)
+        return out
+
     def chunked_ids(self) -> set[str]:
         return {mid for chunk in self.record.buffered_chunks for mid in chunk.message_ids}
 
@@ -73,6 +86,7 @@ class LiveMemory:
 
     def add(self, message: Message, tokens: int) -> None:
         if message.id in self.counts:  # an update of a pending message replaces it
+            self.chunk_tokens.clear()
             self.pending_sum -= self.counts[message.id]
             self.unobserved = [m for m in self.unobserved if m.id != message.id]
         self.unobserved.append(message)
@@ -86,6 +100,20 @@ class LiveMemory:
         self.unobserved = [m for m in self.unobserved if m.id not in gone]
         for message_id in gone:
             self.pending_sum -= self.counts.pop(message_id, 0)
+
+
+def ids_at_cursor(record: ObservationRecord, observed: Iterable[Message], previous_cursor: datetime | None) -> list[str]:
+    """The ids a record must remember after observing ``observed``: those created at the cursor.
+
+    Reloading takes messages created at or after the cursor minus those ids, so older ids carry no
+    information; keeping only these bounds the record's size (the reference kept every id, which
+    made each save O(conversation)).
+    """
+    cursor = record.last_observed_at
+    kept = [m.id for m in observed if cursor is not None and m.created_at >= cursor]
+    if previous_cursor is not None and previous_cursor == cursor:
+        kept = record.observed_message_ids + kept
+    return kept
 
 
 def has_pending_tool_call(message: Message) -> bool:

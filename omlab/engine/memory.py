@@ -49,14 +49,18 @@ log = logging.getLogger("omlab.engine")
 _ENGINE_ONLY_OPTIONS = ("client", "clock", "scheduler", "token_counter", "timezone", "on_event")
 
 
+_PENDING_STATUS: Any = None  # a step's status is computed once, at its end
+
+
 class ObservationalMemoryError(RuntimeError):
     """A misuse of the engine (e.g. a missing thread id)."""
 
 
 @dataclass(slots=True)
 class StepResult:
-    """What one step did. ``blocked_s`` is how long the actor waited on synchronous observation
-    or reflection (virtual seconds under a virtual scheduler)."""
+    """What one step did. ``blocked_observation_s`` / ``blocked_reflection_s`` are how long the
+    actor waited on synchronous observation or reflection, or on background work it needed
+    (virtual seconds under a virtual scheduler)."""
 
     status: Status
     pending_before: int = 0
@@ -67,9 +71,15 @@ class StepResult:
     activations: int = 0
     sync_observations: int = 0
     sync_reflections: int = 0
-    blocked_s: float = 0.0
+    blocked_observation_s: float = 0.0
+    blocked_reflection_s: float = 0.0
     observed_message_ids: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def blocked_s(self) -> float:
+        """Seconds the actor waited in this step, on observation and reflection together."""
+        return self.blocked_observation_s + self.blocked_reflection_s
 
 
 class ObservationalMemory:
@@ -181,12 +191,12 @@ class ObservationalMemory:
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
             live.step += 1
-            result = StepResult(status=self._status(live), pending_before=live.pending_tokens)
+            result = StepResult(status=_PENDING_STATUS, pending_before=live.pending_tokens)
             if self.config.enabled:
                 if self.config.observation.async_enabled:
                     await activate_on_triggers(self, live, actor_model, result)
                     await buffering_step(self, live, result)
-                elif self._status(live).should_observe:
+                elif live.pending_tokens >= self.threshold(live):
                     await observe_sync(self, live, trigger, result)
                 await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
             if actor_model:
@@ -211,7 +221,7 @@ class ObservationalMemory:
             await self.scheduler.poll(f"{live.key}|")
             result = StepResult(status=self._status(live))
             if live.unobserved and (force or self._status(live).should_observe):
-                result.blocked_s += await self.scheduler.settle(live.obs_key)
+                result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
                 if live.record.buffered_chunks:
                     await activate(self, live, "threshold", result, force_all=True)
                 await observe_sync(self, live, "manual", result)
@@ -236,8 +246,8 @@ class ObservationalMemory:
         live = await self._get_live(thread_id)
         async with live.lock:
             result = StepResult(status=self._status(live))
-            result.blocked_s += await self.scheduler.settle(live.obs_key)
-            result.blocked_s += await self.scheduler.settle(live.refl_key)
+            result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
+            result.blocked_reflection_s += await self.scheduler.settle(live.refl_key)
             if live.record.buffered_chunks and self._status(live).should_observe:
                 await activate(self, live, "threshold", result)
             if self._status(live).should_observe:
@@ -393,8 +403,9 @@ class ObservationalMemory:
         else:
             reflection_status = "complete" if record.buffered_reflection is not None else "idle"
         projected = 0
+        chunk_tokens = chunk_message_tokens(live) if chunks else []
         if chunks and cfg.observation.buffer_activation is not None:
-            projected = projected_message_removal(chunk_message_tokens(live), live.pending_tokens,
+            projected = projected_message_removal(chunk_tokens, live.pending_tokens,
                                                   cfg.observation.buffer_activation, threshold)
         return Status(
             record_id=record.id,
@@ -408,7 +419,7 @@ class ObservationalMemory:
             reflect_threshold=cfg.reflection.observation_tokens,
             block_after=cfg.observation.block_after,
             buffered_chunks=len(chunks),
-            buffered_message_tokens=sum(chunk_message_tokens(live)),
+            buffered_message_tokens=sum(chunk_tokens),
             projected_message_removal=projected,
             buffered_observation_tokens=sum(c.token_count for c in chunks),
             buffering_status=buffering,

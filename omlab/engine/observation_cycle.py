@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
-from omlab.engine.live import LiveMemory, safe_prefix
+from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
 from omlab.engine.observation_text import append_with_boundary
 from omlab.engine.record import Thread
 from omlab.engine.scheduler import CallCost
@@ -81,7 +81,7 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
             log.warning("observation failed and failure_policy is 'continue': %s", exc)
             return
         raise
-    result.blocked_s += await om.scheduler.block(observer_cost(observed))
+    result.blocked_observation_s += await om.scheduler.block(observer_cost(observed))
 
     output = observed.output
     new_text = output.observations.strip()
@@ -94,8 +94,9 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
             if record.active_observations.strip() else new_text
         )
     record.observation_token_count = om.counter.count_log(record.active_observations)
+    previous_cursor = record.last_observed_at
     record.last_observed_at = cursor
-    record.observed_message_ids = record.observed_message_ids + [m.id for m in messages]
+    record.observed_message_ids = ids_at_cursor(record, messages, previous_cursor)
     record.total_tokens_observed += tokens_to_observe
     record.updated_at = om.clock.now()
     om.update_thread_hints(thread, live, cycle_id, output.current_task, output.suggested_response, output.thread_title)

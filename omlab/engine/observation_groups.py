@@ -84,7 +84,9 @@ def _check_id(value: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"observation group: {what} must be a non-empty string, got {value!r}")
     if _FORBIDDEN_ID_CHARS.search(value):
-        raise ValueError(f"observation group: {what} {value!r} contains a quote, angle bracket, backtick, comma or space")
+        raise ValueError(
+            f"observation group: {what} {value!r} contains a quote, angle bracket, backtick, comma or space"
+        )
     return value
 
 
@@ -108,7 +110,9 @@ def wrap_observation_group(
     if range is None:
         if start_message_id is None or end_message_id is None:
             raise ValueError("observation group: give start_message_id and end_message_id, or range")
-        range = f"{_check_id(start_message_id, 'start_message_id')}:{_check_id(end_message_id, 'end_message_id')}"
+        range = (
+            f"{_check_id(start_message_id, 'start_message_id')}:{_check_id(end_message_id, 'end_message_id')}"
+        )
     elif not range.strip() or re.search(r'["<>`\s]', range):
         raise ValueError(f"observation group: malformed range {range!r}")
     kind_attribute = ""
@@ -127,7 +131,9 @@ def parse_observation_groups(text: str) -> list[ObservationGroup]:
         if not attributes.get("id") or not attributes.get("range"):
             continue
         groups.append(
-            ObservationGroup(attributes["id"], attributes["range"], attributes.get("kind"), match.group(2).strip())
+            ObservationGroup(
+                attributes["id"], attributes["range"], attributes.get("kind"), match.group(2).strip()
+            )
         )
     return groups
 
@@ -205,7 +211,9 @@ def reconcile_reflection_groups(
     by_id = {g.id: g for g in sources}
     sections = _split_heading_sections(body)
     if all(section_id is None or section_id not in by_id for section_id, _ in sections):
-        return wrap_observation_group(body, group_id=group_id or new_group_id(), range=combined, kind="reflection")
+        return wrap_observation_group(
+            body, group_id=group_id or new_group_id(), range=combined, kind="reflection"
+        )
     out: list[str] = []
     loose: list[str] = []
     for section_id, section in sections:
@@ -213,12 +221,17 @@ def reconcile_reflection_groups(
             continue
         if section_id in by_id:
             source = by_id[section_id]
-            out.append(wrap_observation_group(section, group_id=source.id, range=source.range, kind="reflection"))
+            out.append(
+                wrap_observation_group(section, group_id=source.id, range=source.range, kind="reflection")
+            )
         else:
             loose.append(section.strip())
     if loose:
-        out.append(wrap_observation_group("\n\n".join(loose), group_id=group_id or new_group_id(),
-                                          range=combined, kind="reflection"))
+        out.append(
+            wrap_observation_group(
+                "\n\n".join(loose), group_id=group_id or new_group_id(), range=combined, kind="reflection"
+            )
+        )
     return "\n\n".join(out)
 
 

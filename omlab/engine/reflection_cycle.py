@@ -24,7 +24,7 @@ from omlab.engine.live import LiveMemory
 from omlab.engine.observation_cycle import duration_ms, observer_cost, usage_dict
 from omlab.engine.record import new_id
 from omlab.engine.reflector import start_level
-from omlab.engine.thresholds import js_round, reflection_lines_to_buffer, should_start_buffered_reflection
+from omlab.engine.thresholds import js_round, should_start_buffered_reflection
 from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.spec import primary_model_name
 
@@ -75,7 +75,7 @@ async def maybe_reflect(om: ObservationalMemory, live: LiveMemory, trigger: str,
         return
     if cfg.block_after is not None and tokens >= cfg.block_after:
         if om.scheduler.in_flight(live.refl_key):
-            result.blocked_s += await om.scheduler.settle(live.refl_key)
+            result.blocked_reflection_s += await om.scheduler.settle(live.refl_key)
             if live.record.buffered_reflection is not None:
                 await activate_buffered_reflection(om, live, "threshold", result, {})
                 return
@@ -103,12 +103,27 @@ def _reflection_trigger(om: ObservationalMemory, live: LiveMemory, actor_model: 
     return None, {}
 
 
+def lines_worth(lines: list[str], budget: float, count: Any) -> int:
+    """How many leading lines add up to about ``budget`` tokens.
+
+    The reference estimates this from the log's average tokens per line; once the head of the log
+    is condensed reflection output (short lines), that covers less and less, each reflection saves
+    less, and reflections come ever more often. Counting the lines themselves (memoised per line)
+    keeps every background reflection the intended size.
+    """
+    total = 0
+    for index, line in enumerate(lines):
+        total += count(line)
+        if total >= budget:
+            return index + 1
+    return len(lines)
+
+
 async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
     cfg = om.config.reflection
     record = live.record
     lines = record.active_observations.split("\n")
-    covered = reflection_lines_to_buffer(record.observation_token_count, len(lines), cfg.observation_tokens,
-                                         cfg.buffer_activation)
+    covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log)
     if covered <= 0:
         return
     slice_text = "\n".join(lines[:covered])
@@ -245,7 +260,7 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
         result.errors.append(str(exc))
         log.warning("reflection failed (memory kept unchanged): %s", exc)
         return
-    result.blocked_s += await om.scheduler.block(observer_cost(reflection))
+    result.blocked_reflection_s += await om.scheduler.block(observer_cost(reflection))
 
     completed = om.clock.now()
     committed = reflection.tokens < input_tokens

@@ -112,15 +112,23 @@ def is_temporal_marker(message: Message) -> bool:
 def make_marker(previous: Message, following: Message, *, timezone: str = "UTC") -> Message | None:
     """The marker to put before ``following`` (None when the gap is too small).
 
-    It is dated one millisecond before ``following`` so storage order (``created_at``, ``id``)
-    places it right before, and it belongs to the same thread and resource."""
+    The message is dated one millisecond before ``following`` so storage order (``created_at``,
+    ``id``) places it right before; its text part carries ``following``'s time. It belongs to the
+    same thread and resource."""
     text = gap_marker(previous.created_at, following.created_at, timezone=timezone)
     if text is None:
         return None
     return Message(
         id=marker_id(following.id),
         role="user",
-        parts=[Part(type="text", text=f"<system-reminder>{text}</system-reminder>")],
+        # the part carries the following message's time, so transcripts show the real moment
+        parts=[
+            Part(
+                type="text",
+                text=f"<system-reminder>{text}</system-reminder>",
+                created_at=following.created_at,
+            )
+        ],
         created_at=following.created_at - timedelta(milliseconds=1),
         thread_id=following.thread_id,
         resource_id=following.resource_id,

@@ -4,6 +4,21 @@
 ``request.input_tokens``), walks the fallback chain with retries under one deadline, dispatches
 ``omlab/<name>`` to the built-in offline models and everything else to litellm, prices the call,
 and records exactly one :class:`ModelCall` per ``complete()``, successful or not.
+
+With a :class:`~omlab.llm.cache.ResponseCache`, the chain's attempts are looked up first (in
+fallback order, each under the key of its resolved model) and a hit is served without any request:
+the response has ``cached=True``, the original usage, ``cost_usd=0.0``, ``attempts=0`` and the
+*original* ``latency_s`` (so a virtual-time replay of a cached run is identical to the first run);
+its :class:`ModelCall` records ``cached=True``, ``cost_usd=0.0``, the lookup's own latency and,
+under ``metadata["llm"]``, ``cache_key``, ``original_cost_usd`` and ``original_latency_s``. A
+strict-mode miss raises :class:`~omlab.llm.cache.CacheMissError` (not wrapped, so no caller can
+mistake it for a model failure), after recording the failed call. Successful answers are written
+in ``write`` mode.
+
+With :class:`~omlab.llm.limits.ProviderLimits`, each request holds a slot of its provider while it
+is in flight, and a retryable error that carries ``retry-after`` pauses every caller of that
+provider (not only the refused one) until that time. The deadline starts when the first request
+is sent: queueing for a slot is the run's own throttling, not the provider's slowness.
 """
 
 from __future__ import annotations
@@ -14,9 +29,12 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, ResponseCache, cache_key
+from omlab.llm.limits import ProviderLimits
 from omlab.llm.pricing import PriceOverride, price_call
 from omlab.llm.retry import RetryPolicy, backoff_delay, is_retryable, retry_after_s
 from omlab.llm.spec import ResolvedAttempt, ResolvedModel, describe_model, resolve_model, split_model
@@ -57,6 +75,8 @@ class ModelClient:
     string to be priced as (``{"omlab/observer": "google/gemini-2.5-flash"}``). ``on_call`` is
     called with every :class:`ModelCall` (its errors are logged, never raised). ``sleep``, ``now``
     and ``rng`` are injectable for tests and virtual time; ``remote`` replaces the litellm backend.
+    ``cache`` serves and records responses; ``limits`` caps concurrent requests per provider and
+    shares retry-after pauses (module docstring).
     """
 
     def __init__(
@@ -69,6 +89,8 @@ class ModelClient:
         now: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         remote: RemoteBackend | None = None,
+        cache: ResponseCache | None = None,
+        limits: ProviderLimits | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
         self.prices = dict(prices or {})
@@ -78,6 +100,8 @@ class ModelClient:
         self._now = now
         self._rng = rng or random.Random()
         self._remote = remote
+        self.cache = cache
+        self.limits = limits
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` or raise :class:`ModelCallError` once every fallback has failed."""
@@ -96,6 +120,11 @@ class ModelClient:
             return await self._walk(request, resolved, progress, call_id, requested, started_at)
         except asyncio.CancelledError:
             self._record_failure(request, resolved, progress, call_id, requested, started_at, "cancelled")
+            raise
+        except CacheMissError as miss:
+            miss.call = self._record_failure(
+                request, resolved, progress, call_id, requested, started_at, f"CacheMissError: {miss}"
+            )
             raise
         except _Exhausted as exhausted:
             call = self._record_failure(
@@ -118,60 +147,155 @@ class ModelClient:
         requested: str,
         started_at: float,
     ) -> ModelResponse:
+        keys = self._cache_keys(request, resolved)
+        if keys is not None:
+            assert self.cache is not None
+            hit = self.cache.lookup(
+                [(a.model, k) for a, k in zip(resolved.attempts, keys, strict=True) if k is not None]
+            )
+            if hit is not None:
+                return self._serve_cached(request, resolved, keys.index(hit.key), hit, call_id, requested, started_at)
         policy = self.retry
         remote = self._remote_backend(resolved)
-        # The deadline covers requests and waits, not litellm's one-off import above.
-        deadline = self._now() + policy.deadline_s if policy.deadline_s is not None else None
+        # Starts with the first request sent: neither litellm's one-off import nor queueing for a
+        # provider slot counts against the provider.
+        deadline: float | None = None
         for index, attempt in enumerate(resolved.attempts):
             retries = attempt.max_retries if attempt.max_retries is not None else policy.max_retries
             for retry_index in range(retries + 1):
-                remaining = deadline - self._now() if deadline is not None else None
-                if remaining is not None and remaining <= 0:
-                    raise _Exhausted(self._summary(progress, f"deadline of {policy.deadline_s:g} s passed"))
-                timeout = _min_or_none(policy.attempt_timeout_s, remaining)
-                progress.attempts += 1
-                progress.last_model = attempt.model
-                try:
-                    text, usage, finish_reason, metadata = await self._dispatch(
-                        attempt, request, timeout, remote
-                    )
-                except asyncio.CancelledError:
-                    raise
-                except Exception as err:  # noqa: BLE001 - every failure is classified by is_retryable
-                    if isinstance(err, TimeoutError) and not str(err) and timeout is not None:
-                        err = TimeoutError(f"no reply within {timeout:.2f} s")
-                    progress.last_error = err
-                    progress.errors.append(
-                        _redact(f"{attempt.model}: {type(err).__name__}: {_one_line(err)}", attempt)
-                    )
-                    if not is_retryable(err) or retry_index == retries:
-                        break
-                    delay = retry_after_s(err, now=self._now)
-                    if delay is None:
-                        delay = backoff_delay(retry_index, policy, self._rng)
-                    if deadline is not None and self._now() + delay >= deadline:
-                        # Never sleep past the deadline: give the next fallback what is left.
-                        progress.errors.append(
-                            f"{attempt.model}: retry in {delay:.2f} s would pass the deadline"
+                if self._paused_past(attempt, deadline):
+                    progress.errors.append(f"{attempt.model}: provider paused past the deadline")
+                    break
+                failure: Exception | None = None
+                async with self._slot(attempt):
+                    if deadline is None and policy.deadline_s is not None:
+                        deadline = self._now() + policy.deadline_s
+                    remaining = deadline - self._now() if deadline is not None else None
+                    if remaining is not None and remaining <= 0:
+                        raise _Exhausted(self._summary(progress, f"deadline of {policy.deadline_s:g} s passed"))
+                    timeout = _min_or_none(policy.attempt_timeout_s, remaining)
+                    progress.attempts += 1
+                    progress.last_model = attempt.model
+                    try:
+                        text, usage, finish_reason, metadata = await self._dispatch(
+                            attempt, request, timeout, remote
                         )
-                        break
-                    await self._sleep(delay)
-                    continue
-                return self._succeed(
-                    request,
-                    resolved,
-                    attempt,
-                    index,
-                    progress,
-                    call_id,
-                    requested,
-                    started_at,
-                    text,
-                    usage,
-                    finish_reason,
-                    metadata,
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as err:  # noqa: BLE001 - every failure is classified by is_retryable
+                        if isinstance(err, TimeoutError) and not str(err) and timeout is not None:
+                            err = TimeoutError(f"no reply within {timeout:.2f} s")
+                        failure = err
+                if failure is None:
+                    return self._succeed(
+                        request,
+                        resolved,
+                        attempt,
+                        index,
+                        progress,
+                        call_id,
+                        requested,
+                        started_at,
+                        text,
+                        usage,
+                        finish_reason,
+                        metadata,
+                        keys[index] if keys is not None else None,
+                    )
+                progress.last_error = failure
+                progress.errors.append(
+                    _redact(f"{attempt.model}: {type(failure).__name__}: {_one_line(failure)}", attempt)
                 )
+                if not is_retryable(failure) or retry_index == retries:
+                    break
+                delay = retry_after_s(failure, now=self._now)
+                shared_pause = delay is not None and self.limits is not None and not attempt.is_offline
+                if delay is None:
+                    delay = backoff_delay(retry_index, policy, self._rng)
+                if shared_pause:
+                    assert self.limits is not None
+                    # Every caller of this provider waits, this one included (in _slot), even
+                    # when this one gives up below: the provider asked all of them.
+                    self.limits.pause(attempt.model, delay, now=self._now)
+                if deadline is not None and self._now() + delay >= deadline:
+                    # Never sleep past the deadline: give the next fallback what is left.
+                    progress.errors.append(f"{attempt.model}: retry in {delay:.2f} s would pass the deadline")
+                    break
+                if not shared_pause:
+                    await self._sleep(delay)
         raise _Exhausted(self._summary(progress, "no model answered"))
+
+    def _slot(self, attempt: ResolvedAttempt) -> AbstractAsyncContextManager[None]:
+        if self.limits is None or attempt.is_offline:
+            return nullcontext()
+        return self.limits.slot(attempt.model, now=self._now, sleep=self._sleep)
+
+    def _paused_past(self, attempt: ResolvedAttempt, deadline: float | None) -> bool:
+        if self.limits is None or deadline is None or attempt.is_offline:
+            return False
+        until = self.limits.paused_until(attempt.model)
+        return until is not None and until >= deadline
+
+    def _cache_keys(self, request: ModelRequest, resolved: ResolvedModel) -> list[str | None] | None:
+        """One key per attempt (None when a request value cannot be hashed), or None if no cache."""
+        if self.cache is None or not self.cache.reads_enabled:
+            return None
+        keys: list[str | None] = []
+        for attempt in resolved.attempts:
+            try:
+                keys.append(cache_key(attempt, request))
+            except CacheKeyError as err:
+                if self.cache.mode == "strict":
+                    raise
+                logger.warning("response cache skipped for a %s call: %s", attempt.model, err)
+                keys.append(None)
+        return keys
+
+    def _serve_cached(
+        self,
+        request: ModelRequest,
+        resolved: ResolvedModel,
+        fallback_index: int,
+        entry: CachedResponse,
+        call_id: str,
+        requested: str,
+        started_at: float,
+    ) -> ModelResponse:
+        details: dict[str, Any] = {
+            "fallback_index": fallback_index,
+            "finish_reason": entry.finish_reason,
+            "cache_key": entry.key,
+            "original_cost_usd": entry.cost_usd,
+            "original_latency_s": entry.latency_s,
+        }
+        call = self._call(
+            request,
+            resolved,
+            _Progress(),
+            call_id,
+            requested,
+            started_at,
+            details,
+            resolved_model=entry.model,
+            usage=entry.usage,
+            cost=0.0,
+            latency=max(0.0, self._now() - started_at),
+            error=None,
+            cached=True,
+        )
+        self._publish(call)
+        return ModelResponse(
+            text=entry.text,
+            usage=Usage(entry.usage.input_tokens, entry.usage.output_tokens),
+            model=entry.model,
+            cost_usd=0.0,
+            latency_s=entry.latency_s,
+            tier=resolved.tier,
+            finish_reason=entry.finish_reason,
+            provider_metadata=dict(entry.provider_metadata),
+            cached=True,
+            attempts=0,
+        )
 
     def _remote_backend(self, resolved: ResolvedModel) -> RemoteBackend | None:
         if self._remote is not None or all(a.is_offline for a in resolved.attempts):
@@ -223,6 +347,7 @@ class ModelClient:
         usage: Usage,
         finish_reason: str | None,
         provider_metadata: dict[str, Any],
+        key: str | None,
     ) -> ModelResponse:
         latency = max(0.0, self._now() - started_at)
         cost = price_call(attempt.model, usage.input_tokens, usage.output_tokens, overrides=self.prices)
@@ -242,6 +367,22 @@ class ModelClient:
             error=None,
         )
         self._publish(call)
+        if key is not None and self.cache is not None and self.cache.writes_enabled:
+            self.cache.store(
+                CachedResponse(
+                    key=key,
+                    model=attempt.model,
+                    text=text,
+                    usage=usage,
+                    finish_reason=finish_reason,
+                    tier=resolved.tier,
+                    latency_s=latency,
+                    cost_usd=cost,
+                    provider_metadata=provider_metadata,
+                    role=request.role,
+                    created_at=time.time(),
+                )
+            )
         return ModelResponse(
             text=text,
             usage=usage,
@@ -297,6 +438,7 @@ class ModelClient:
         cost: float | None,
         latency: float,
         error: str | None,
+        cached: bool = False,
     ) -> ModelCall:
         metadata = dict(request.metadata)
         llm_details = dict(details)
@@ -319,7 +461,7 @@ class ModelClient:
             latency_s=latency,
             started_at=started_at,
             attempts=progress.attempts,
-            cached=False,
+            cached=cached,
             error=error,
             metadata=metadata,
         )

@@ -19,15 +19,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from omlab.viz.plots._frames import has_rows, numeric
-from omlab.viz.plots.accuracy import plot_accuracy_by_type
+from omlab.viz.plots.accuracy import plot_accuracy_by_type, scored_column
 from omlab.viz.plots.compression import compression_cycles, plot_compression
 from omlab.viz.plots.context import plot_context_timeline
 from omlab.viz.plots.cost import plot_cost_breakdown
 from omlab.viz.plots.tiers import plot_tier_routing
 from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY
-
-SCORER_PREFERENCE: tuple[str, ...] = ("judge", "f1", "retention")
-"""Score columns of ``answers_df`` tried, in order, for the accuracy plot when no metrics are given."""
 
 
 def file_stem(text: str) -> str:
@@ -36,10 +33,18 @@ def file_stem(text: str) -> str:
     return stem or "run"
 
 
-def write_run_plots(out_dir: Path, *, steps: pd.DataFrame | None, events: pd.DataFrame | None,
-                    calls: pd.DataFrame | None, answers: pd.DataFrame | None = None,
-                    metrics: pd.DataFrame | None = None, run_label: str, max_timelines: int = 3,
-                    dpi: int = DPI) -> list[Path]:
+def write_run_plots(
+    out_dir: Path,
+    *,
+    steps: pd.DataFrame | None,
+    events: pd.DataFrame | None,
+    calls: pd.DataFrame | None,
+    answers: pd.DataFrame | None = None,
+    metrics: pd.DataFrame | None = None,
+    run_label: str,
+    max_timelines: int = 3,
+    dpi: int = DPI,
+) -> list[Path]:
     """Save each applicable plot of one run as a PNG and return the paths written.
 
     Written when their input is there:
@@ -51,7 +56,8 @@ def write_run_plots(out_dir: Path, *, steps: pd.DataFrame | None, events: pd.Dat
     * ``<run>-cost-by-role.png``, ``-cost-by-model.png`` and, when some call was routed by
       ``ModelByInputTokens``, ``-cost-by-tier.png`` and ``-tier-routing.png``;
     * ``<run>-accuracy-by-type.png``: from ``metrics`` rows named ``accuracy`` when there are
-      any, else from ``answers`` scored by the first of :data:`SCORER_PREFERENCE` present.
+      any, else from ``answers`` scored by the first score column of
+      :data:`omlab.viz.plots.accuracy.SCORER_PREFERENCE` that holds values.
 
     Args:
         out_dir: Folder for the PNG files (created if needed; existing files are overwritten).
@@ -74,17 +80,28 @@ def write_run_plots(out_dir: Path, *, steps: pd.DataFrame | None, events: pd.Dat
 
     if has_rows(steps):
         for conversation in sorted(steps["conversation_id"].dropna().astype(str).unique())[:max_timelines]:
-            jobs.append((f"context-{file_stem(conversation)}",
-                         lambda ax, c=conversation: plot_context_timeline(steps, events, conversation_id=c, ax=ax),
-                         FIGSIZE_WIDE))
+            jobs.append(
+                (
+                    f"context-{file_stem(conversation)}",
+                    lambda ax, c=conversation: plot_context_timeline(steps, events, conversation_id=c, ax=ax),
+                    FIGSIZE_WIDE,
+                )
+            )
     for operation in ("observation", "reflection"):
         if not compression_cycles(events, operation=operation).empty:
-            jobs.append((f"compression-{operation}",
-                         lambda ax, o=operation: plot_compression(events, operation=o, ax=ax), FIGSIZE_WIDE))
+            jobs.append(
+                (
+                    f"compression-{operation}",
+                    lambda ax, o=operation: plot_compression(events, operation=o, ax=ax),
+                    FIGSIZE_WIDE,
+                )
+            )
     if has_rows(calls):
         routed = "tier" in calls.columns and numeric(calls["tier"]).notna().any()
         for by in ("role", "model", *(("tier",) if routed else ())):
-            jobs.append((f"cost-by-{by}", lambda ax, b=by: plot_cost_breakdown(calls, by=b, ax=ax), FIGSIZE_BARS))
+            jobs.append(
+                (f"cost-by-{by}", lambda ax, b=by: plot_cost_breakdown(calls, by=b, ax=ax), FIGSIZE_BARS)
+            )
         if routed:
             jobs.append(("tier-routing", lambda ax: plot_tier_routing(calls, ax=ax), FIGSIZE_BARS))
     accuracy = _accuracy_job(answers, metrics)
@@ -102,11 +119,11 @@ def write_run_plots(out_dir: Path, *, steps: pd.DataFrame | None, events: pd.Dat
     return written
 
 
-def _accuracy_job(answers: pd.DataFrame | None, metrics: pd.DataFrame | None) -> Callable[[Axes], Axes] | None:
+def _accuracy_job(
+    answers: pd.DataFrame | None, metrics: pd.DataFrame | None
+) -> Callable[[Axes], Axes] | None:
     if has_rows(metrics) and "name" in metrics.columns and (metrics["name"].astype(str) == "accuracy").any():
         return lambda ax: plot_accuracy_by_type(metrics, ax=ax)
-    if has_rows(answers) and "question_type" in answers.columns:
-        for scorer in SCORER_PREFERENCE:
-            if scorer in answers.columns and numeric(answers[scorer]).notna().any():
-                return lambda ax, s=scorer: plot_accuracy_by_type(answers, scorer=s, ax=ax)
+    if has_rows(answers) and "question_type" in answers.columns and scored_column(answers) is not None:
+        return lambda ax: plot_accuracy_by_type(answers, ax=ax)
     return None

@@ -27,8 +27,7 @@ PURPLE = "#CC79A7"
 GREY = "#7F7F7F"
 LIGHT_GREY = "#D9D9D9"
 
-PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY_BLUE, "#8C564B", GREY, YELLOW,
-                            BLACK)
+PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY_BLUE, "#8C564B", GREY, YELLOW, BLACK)
 """Categorical colours in assignment order (models, tiers, configs without a fixed colour)."""
 
 
@@ -127,10 +126,13 @@ def categorical_colors(names: Iterable[object]) -> dict[str, str]:
 
     Names are compared as strings, so ``None`` and ``"None"`` share a colour.
     """
+    names = list(dict.fromkeys(map(str, names)))
     colors: dict[str, str] = {}
-    free = [c for c in PALETTE if c not in ROLE_COLORS.values()] + list(PALETTE)
+    # Roles keep their colour; other names skip the colours roles use only when roles are present.
+    taken = {ROLE_COLORS[n] for n in names if n in ROLE_COLORS}
+    free = [c for c in PALETTE if c not in taken] or list(PALETTE)
     next_free = 0
-    for name in map(str, names):
+    for name in names:
         if name in colors:
             continue
         if name in ROLE_COLORS:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -25,12 +27,10 @@ _SECRET_WORDS = (
     "apikey", "authorization", "authorisation", "secret", "password", "passwd", "credential",
     "cookie", "bearer", "privatekey",
 )
-# Cheap pre-check on serialised JSON: could any key be a credential? (Only then walk the object.)
-_SUSPICIOUS_KEY = re.compile(
-    r'"[^"\\]*(?:api[-_ ]?key|auth|secret|passw|credential|cookie|bearer|private[-_ ]?key|token(?!s))'
-    r'[^"\\]*"\s*:',
-    re.IGNORECASE,
-)
+# Cheap pre-check on serialised JSON, normalised like keys are: could any key be a credential?
+# Only then walk the object. It matches words anywhere (values too), so it can only err towards
+# walking.
+_MAYBE_SECRET = re.compile(r"apikey|auth|secret|passw|credential|cookie|bearer|privatekey|token(?!s)")
 _SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_-]{16,}"
     r"|\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{12,}"
@@ -41,19 +41,30 @@ _SECRET_VALUE = re.compile(
 )
 
 
+def _normal(text: str) -> str:
+    return text.lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+def _may_hold_secret_keys(json_text: str) -> bool:
+    return _MAYBE_SECRET.search(_normal(json_text)) is not None
+
+
 def is_secret_key(key: str) -> bool:
     """Whether a mapping key names a credential (see the module docstring)."""
-    normal = key.lower().replace("-", "").replace("_", "").replace(" ", "")
+    normal = _normal(key)
     return normal == "auth" or normal.endswith("token") or any(word in normal for word in _SECRET_WORDS)
 
 
 def drop_secret_keys(value: Any) -> Any:
-    """A copy of ``value`` with credential-named keys removed from every nested mapping."""
-    if isinstance(value, dict):
+    """A copy of ``value`` with credential-named keys removed from every nested mapping
+    (dataclass instances count as mappings of their fields)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        value = _fields_of(value)
+    if isinstance(value, Mapping):
         return {
             key: drop_secret_keys(item) for key, item in value.items() if not is_secret_key(str(key))
         }
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [drop_secret_keys(item) for item in value]
     return value
 
@@ -64,26 +75,44 @@ def redact_text(text: str) -> str:
 
 
 def to_safe_json(value: Any) -> str:
-    """Serialise ``value`` as JSON text (``json.dumps(default=str)``), credentials removed.
+    """Serialise ``value`` as JSON text, credentials removed.
 
-    A ``str`` is taken to be JSON text already: it is parsed (so it must be valid JSON) and
-    cleaned the same way.
+    Like ``json.dumps(default=str)``, except that dataclass instances, other mappings and sets
+    are written as objects/arrays (so credentials inside them are found too). A ``str`` is taken
+    to be JSON text already: it is parsed (so it must be valid JSON) and cleaned the same way.
 
     Raises:
-        ValueError: ``value`` is a string that is not valid JSON.
+        ValueError: ``value`` is a string that is not valid JSON, or cannot be written as JSON.
     """
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            value = json.loads(value)
         except json.JSONDecodeError as error:
             raise ValueError(f"is a string but not valid JSON ({error})") from None
-        text = value if not _SUSPICIOUS_KEY.search(value) else _dumps(drop_secret_keys(parsed))
-    else:
+    try:
         text = _dumps(value)
-        if _SUSPICIOUS_KEY.search(text):
+        if _may_hold_secret_keys(text):
             text = _dumps(drop_secret_keys(value))
+    except (TypeError, ValueError) as error:  # e.g. a dict key json cannot write
+        raise ValueError(f"cannot be written as JSON ({error})") from None
     return redact_text(text)
 
 
+def _fields_of(instance: Any) -> dict[str, Any]:
+    return {field.name: getattr(instance, field.name) for field in fields(instance)}
+
+
+def _plain(value: Any) -> Any:
+    # json.dumps' fallback: containers it does not know become lists/dicts (so their keys are
+    # visible to the scrubber), anything else its str().
+    if is_dataclass(value) and not isinstance(value, type):
+        return _fields_of(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    return str(value)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return json.dumps(value, default=_plain, ensure_ascii=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import pandas as pd
 import pyarrow as pa
 
 SCHEMA_VERSION = 1
@@ -24,6 +25,9 @@ RUN_STATUSES: tuple[str, ...] = ("started", "finished", "failed", "interrupted")
 FINAL_RUN_STATUSES: tuple[str, ...] = ("finished", "failed", "interrupted")
 ANSWER_FAILED = "failed"
 """The ``answers.status`` value that marks a question as not answered (resume retries it)."""
+# pandas 3 has a real default string dtype; before it, text lives in object columns.
+_TEXT_DTYPE = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
+
 MODEL_ROLES_BY_PHASE = MappingProxyType({
     "prepare": ("observer", "reflector", "extractor"),
     "answer": ("actor",),
@@ -182,7 +186,8 @@ def pandas_dtype(column: Column) -> str:
 
     Required booleans are numpy ``bool``; booleans that may be missing are pandas ``boolean``
     (``<NA>`` when missing); integers likewise ``int64`` / ``Int64``; times are
-    ``datetime64[us, UTC]``; text and JSON are ``str``.
+    ``datetime64[us, UTC]``; text and JSON are pandas' default string dtype (``str``; ``object``
+    before pandas 3).
     """
     if column.kind == "bool":
         return "bool" if column.required else "boolean"
@@ -192,4 +197,4 @@ def pandas_dtype(column: Column) -> str:
         return "float64"
     if column.kind == "time":
         return "datetime64[us, UTC]"
-    return "str"
+    return _TEXT_DTYPE

@@ -19,11 +19,31 @@ def axes_or_new(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     return Figure(figsize=figsize, layout="constrained").add_subplot()
 
 
+def legend_below(ax: Axes, *, ncol: int = 2, **options: object) -> None:
+    """The legend in a row under the x axis, where it never hides data."""
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.13),
+        ncol=ncol,
+        fontsize=FONT.legend,
+        frameon=False,
+        **options,
+    )
+
+
 def draw_no_data(ax: Axes, *, title: str, reason: str) -> Axes:
     """Mark ``ax`` as empty: the plot's title plus a centred grey note saying why."""
     style_axes(ax, title=title, xlabel="", ylabel="", grid_axis="")
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.text(0.5, 0.5, f"no data: {reason}", transform=ax.transAxes, ha="center", va="center",
-            fontsize=FONT.label, color=GREY)
+    ax.text(
+        0.5,
+        0.5,
+        f"no data: {reason}",
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize=FONT.label,
+        color=GREY,
+    )
     return ax

@@ -11,7 +11,8 @@ The plot reads either frame:
   ``task_averaged_<metric>`` gives the task average (else it is the mean of the type bars); the
   ``abstention`` group is drawn hatched, as a subset that also counts in its type;
 * ``answers_df`` rows (``question_type``, one score column per scorer, optional
-  ``is_abstention``): per-type means of the ``scorer`` column with percentile-bootstrap CIs.
+  ``is_abstention``): per-type means of the ``scorer`` column with percentile-bootstrap CIs. With
+  no ``scorer`` given, the first column of :data:`SCORER_PREFERENCE` holding a score is used.
 """
 
 from __future__ import annotations
@@ -27,16 +28,24 @@ from omlab.bench.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.aggregate import LOCOMO_CATEGORY_ORDER
 from omlab.bench.scoring.bootstrap import bootstrap_ci
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, single_value
 from omlab.viz.style import BLACK, BLUE, FIGSIZE_BARS, FONT, GREY, SKY_BLUE, style_axes
 
 PLOT = "plot_accuracy_by_type"
 METRIC_COLUMNS: tuple[str, ...] = ("name", "group_key", "value", "lo", "hi", "n")
 """``metrics_df`` columns the accuracy plot needs."""
+SCORER_PREFERENCE: tuple[str, ...] = ("judge", "judge_correct", "f1", "retention")
+"""Score columns of ``answers_df`` tried in order when no scorer is named."""
 OVERALL_KEY = "all"
 ABSTENTION_KEY = "abstention"
 
+_MEASURE_NAMES = {"f1": "F1", "retention": "Retention recall"}
+_MEASURE_SOURCES = {
+    "judge": " (LLM judge)",
+    "judge_correct": " (LLM judge)",
+    "retention": " (gold answer still in memory)",
+}
 _TYPE_ORDER: tuple[str, ...] = (*LONGMEMEVAL_TYPES, *(CATEGORY_NAMES[c] for c in LOCOMO_CATEGORY_ORDER))
 
 
@@ -59,8 +68,14 @@ class AccuracyTable:
     metric: str
 
 
-def accuracy_table(frame: pd.DataFrame, *, metric: str = "accuracy", scorer: str = "judge",
-                   n_boot: int = 2000, seed: int = 0) -> AccuracyTable:
+def accuracy_table(
+    frame: pd.DataFrame,
+    *,
+    metric: str = "accuracy",
+    scorer: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> AccuracyTable:
     """Per-type values, CIs and the micro / task-averaged lines from a metrics or answers frame.
 
     A frame with ``group_key`` and ``value`` columns is read as ``metrics_df`` (rows named
@@ -76,8 +91,10 @@ def accuracy_table(frame: pd.DataFrame, *, metric: str = "accuracy", scorer: str
         return _from_metrics(frame, metric)
     if "question_type" in frame.columns:
         return _from_answers(frame, scorer, n_boot=n_boot, seed=seed)
-    raise ValueError(f"{PLOT}: expected a metrics frame (name, group_key, value, lo, hi, n) or an "
-                     f"answers frame (question_type, {scorer}); got columns {list(frame.columns)}")
+    raise ValueError(
+        f"{PLOT}: expected a metrics frame (name, group_key, value, lo, hi, n) or an "
+        f"answers frame (question_type and a score column); got columns {list(frame.columns)}"
+    )
 
 
 def _from_metrics(metrics: pd.DataFrame, metric: str) -> AccuracyTable:
@@ -89,13 +106,15 @@ def _from_metrics(metrics: pd.DataFrame, metric: str) -> AccuracyTable:
         names = sorted(metrics["name"].dropna().astype(str).unique())
         raise ValueError(f"{PLOT}: no metrics named {metric!r}; available: {names}")
     groups = rows[rows["group_key"].astype(str) != OVERALL_KEY]
-    table = pd.DataFrame({
-        "group": groups["group_key"].astype(str).to_numpy(),
-        "value": numeric(groups["value"]).to_numpy(),
-        "lo": numeric(groups["lo"]).to_numpy(),
-        "hi": numeric(groups["hi"]).to_numpy(),
-        "n": numeric(groups["n"]).to_numpy(),
-    })
+    table = pd.DataFrame(
+        {
+            "group": groups["group_key"].astype(str).to_numpy(),
+            "value": numeric(groups["value"]).to_numpy(),
+            "lo": numeric(groups["lo"]).to_numpy(),
+            "hi": numeric(groups["hi"]).to_numpy(),
+            "n": numeric(groups["n"]).to_numpy(),
+        }
+    )
     table = _in_display_order(table.assign(subset=table["group"] == ABSTENTION_KEY))
     overall_rows = rows[rows["group_key"].astype(str) == OVERALL_KEY]
     types = table[~table["subset"]]
@@ -106,12 +125,24 @@ def _from_metrics(metrics: pd.DataFrame, metric: str) -> AccuracyTable:
     else:
         overall = float("nan")
     averaged_rows = metrics[metrics["name"].astype(str) == f"task_averaged_{metric}"]
-    task_averaged = (float(numeric(averaged_rows["value"]).iloc[0]) if len(averaged_rows)
-                     else float(types["value"].mean()) if len(types) else float("nan"))
+    task_averaged = (
+        float(numeric(averaged_rows["value"]).iloc[0])
+        if len(averaged_rows)
+        else float(types["value"].mean())
+        if len(types)
+        else float("nan")
+    )
     return AccuracyTable(table, overall, task_averaged, metric)
 
 
-def _from_answers(answers: pd.DataFrame, scorer: str, *, n_boot: int, seed: int) -> AccuracyTable:
+def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, seed: int) -> AccuracyTable:
+    if scorer is None:
+        scorer = scored_column(answers)
+        if scorer is None:
+            raise ValueError(
+                f"{PLOT}: answers have no score in any of {list(SCORER_PREFERENCE)}; "
+                "pass scorer= to name the score column"
+            )
     require_columns(answers, ("question_type", scorer), frame_name="answers", plot=PLOT)
     scores = numeric(answers[scorer])
     scored = answers.assign(_score=scores)[scores.notna()]
@@ -121,7 +152,9 @@ def _from_answers(answers: pd.DataFrame, scorer: str, *, n_boot: int, seed: int)
     for group, values in scored.groupby(scored["question_type"].astype(str))["_score"]:
         rows.append(_ci_row(group, values, subset=False, n_boot=n_boot, seed=seed))
     if "is_abstention" in scored.columns:
-        abstention = scored.loc[scored["is_abstention"].astype("boolean").fillna(False).astype(bool), "_score"]
+        abstention = scored.loc[
+            scored["is_abstention"].astype("boolean").fillna(False).astype(bool), "_score"
+        ]
         if len(abstention):
             rows.append(_ci_row(ABSTENTION_KEY, abstention, subset=True, n_boot=n_boot, seed=seed))
     table = _in_display_order(pd.DataFrame(rows))
@@ -129,10 +162,24 @@ def _from_answers(answers: pd.DataFrame, scorer: str, *, n_boot: int, seed: int)
     return AccuracyTable(table, float(scored["_score"].mean()), float(types["value"].mean()), scorer)
 
 
+def scored_column(answers: pd.DataFrame) -> str | None:
+    """The first column of :data:`SCORER_PREFERENCE` in ``answers`` that holds a score, else None."""
+    for column in SCORER_PREFERENCE:
+        if column in answers.columns and numeric(answers[column]).notna().any():
+            return column
+    return None
+
+
 def _ci_row(group: str, values: pd.Series, *, subset: bool, n_boot: int, seed: int) -> dict[str, object]:
     interval = bootstrap_ci(values.tolist(), n=n_boot, seed=seed)
-    return {"group": group, "value": interval.mean, "lo": interval.lo, "hi": interval.hi,
-            "n": float(len(values)), "subset": subset}
+    return {
+        "group": group,
+        "value": interval.mean,
+        "lo": interval.lo,
+        "hi": interval.hi,
+        "n": float(len(values)),
+        "subset": subset,
+    }
 
 
 def _in_display_order(table: pd.DataFrame) -> pd.DataFrame:
@@ -142,19 +189,27 @@ def _in_display_order(table: pd.DataFrame) -> pd.DataFrame:
         if row["group"] in _TYPE_ORDER:
             return (0, _TYPE_ORDER.index(row["group"]), "")
         return (1, 0, row["group"])
+
     keys = table.apply(position, axis=1)
     return table.iloc[sorted(range(len(table)), key=lambda i: keys.iloc[i])].reset_index(drop=True)
 
 
-def plot_accuracy_by_type(frame: pd.DataFrame, *, metric: str = "accuracy", scorer: str = "judge",
-                          n_boot: int = 2000, seed: int = 0, title: str | None = None,
-                          ax: Axes | None = None) -> Axes:
+def plot_accuracy_by_type(
+    frame: pd.DataFrame,
+    *,
+    metric: str = "accuracy",
+    scorer: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Horizontal bar per question type with CI error bars, plus micro and task-averaged lines.
 
     Args:
         frame: ``metrics_df`` or ``answers_df`` rows (see the module docstring).
         metric: Metric name to read from a metrics frame.
-        scorer: Score column to read from an answers frame.
+        scorer: Score column to read from an answers frame (None: see :data:`SCORER_PREFERENCE`).
         n_boot: Bootstrap resamples (answers frame only).
         seed: Bootstrap seed (answers frame only).
         title: Replaces the default title.
@@ -178,25 +233,58 @@ def plot_accuracy_by_type(frame: pd.DataFrame, *, metric: str = "accuracy", scor
     subset = groups["subset"].to_numpy(dtype=bool)
     ax.barh(rows[~subset], values[~subset], height=0.6, color=BLUE, alpha=0.85)
     if subset.any():
-        ax.barh(rows[subset], values[subset], height=0.6, color="white", edgecolor=SKY_BLUE, hatch="///",
-                linewidth=1.2, label="abstention questions (also counted in their type)")
+        ax.barh(
+            rows[subset],
+            values[subset],
+            height=0.6,
+            color="white",
+            edgecolor=SKY_BLUE,
+            hatch="///",
+            linewidth=1.2,
+            label="abstention questions (also counted in their type)",
+        )
     ax.errorbar(values, rows, xerr=np.vstack([lo, hi]), fmt="none", ecolor=BLACK, elinewidth=1.1, capsize=3)
     for row, value, upper, n in zip(rows, values, values + hi, groups["n"], strict=True):
         count = "" if pd.isna(n) else f" (n={int(n)})"
-        ax.annotate(f"{fmt.percent(value)}{count}", (upper, row), xytext=(5, 0), textcoords="offset points",
-                    va="center", fontsize=FONT.annotation)
+        ax.annotate(
+            f"{fmt.percent(value)}{count}",
+            (upper, row),
+            xytext=(5, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=FONT.annotation,
+            zorder=4,
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.85},
+        )
     if np.isfinite(table.overall):
-        ax.axvline(table.overall, color=BLACK, linewidth=1.4,
-                   label=f"overall, micro (all questions): {fmt.percent(table.overall)}")
+        ax.axvline(
+            table.overall,
+            color=BLACK,
+            linewidth=1.4,
+            zorder=1.5,
+            label=f"overall, micro (all questions): {fmt.percent(table.overall)}",
+        )
     if np.isfinite(table.task_averaged):
-        ax.axvline(table.task_averaged, color=GREY, linewidth=1.4, linestyle="--",
-                   label=f"task-averaged (mean of types): {fmt.percent(table.task_averaged)}")
+        ax.axvline(
+            table.task_averaged,
+            color=GREY,
+            linewidth=1.4,
+            linestyle="--",
+            zorder=1.5,
+            label=f"task-averaged (mean of types): {fmt.percent(table.task_averaged)}",
+        )
     ax.set_yticks(rows, list(groups["group"]))
-    ax.set_xlim(0, 1.0 if np.nanmax(values + hi) <= 0.82 else np.nanmax(values + hi) + 0.18)
+    ax.set_xlim(0, max(1.0, float(np.nanmax(values + hi))) + 0.2)  # room for the labels
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.xaxis.set_major_formatter(fmt.PERCENT_AXIS)
-    ax.set_ylim(-0.6, len(groups) - 0.4 + 0.9)  # room above the bars for the legend
-    ax.legend(loc="upper right", fontsize=FONT.legend, frameon=True, framealpha=0.9, edgecolor="none")
-    style_axes(ax, title=title or f"{table.metric.capitalize()} by question type",
-               xlabel=f"{table.metric} (error bars: bootstrap confidence interval)", ylabel="",
-               grid_axis="x")
+    legend_below(ax, ncol=1)
+    measure = _MEASURE_NAMES.get(table.metric, "Accuracy")
+    source = _MEASURE_SOURCES.get(table.metric, "")
+    style_axes(
+        ax,
+        title=title or f"{measure} by question type{source}",
+        xlabel=f"{measure} (error bars: bootstrap confidence interval)",
+        ylabel="",
+        grid_axis="x",
+    )
     return ax

@@ -16,9 +16,9 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, select_value, utc_times
-from omlab.viz.style import BLACK, EVENT_COLORS, FIGSIZE_WIDE, FONT, GREY, style_axes
+from omlab.viz.style import BLACK, EVENT_COLORS, FIGSIZE_WIDE, GREY, style_axes
 
 PLOT = "plot_compression"
 EVENT_COLUMNS: tuple[str, ...] = ("ts", "type", "operation_type", "tokens_in", "tokens_out")
@@ -31,8 +31,9 @@ SYNC = "synchronous"
 ACTIVATED = "buffered, then activated"
 
 
-def compression_cycles(events: pd.DataFrame, *, operation: Operation = "observation",
-                       conversation_id: object = None) -> pd.DataFrame:
+def compression_cycles(
+    events: pd.DataFrame, *, operation: Operation = "observation", conversation_id: object = None
+) -> pd.DataFrame:
     """One row per completed cycle of ``operation``, in time order, with its compression.
 
     Cycles are ``data-om-observation-end`` parts (synchronous cycles) and ``data-om-activation``
@@ -61,28 +62,41 @@ def compression_cycles(events: pd.DataFrame, *, operation: Operation = "observat
     if conversation_id is not None:
         events = select_value(events, "conversation_id", conversation_id, plot=PLOT, option="conversation_id")
     event_type = events["type"].astype(str)
-    chosen = events[event_type.isin(["data-om-observation-end", "data-om-activation"])
-                    & (events["operation_type"].astype(str) == operation)]
+    chosen = events[
+        event_type.isin(["data-om-observation-end", "data-om-activation"])
+        & (events["operation_type"].astype(str) == operation)
+    ]
     tokens_in, tokens_out = numeric(chosen["tokens_in"]), numeric(chosen["tokens_out"])
     usable = tokens_in.notna() & (tokens_out > 0)
     chosen, tokens_in, tokens_out = chosen[usable], tokens_in[usable], tokens_out[usable]
     order_keys = ["ts", "seq"] if "seq" in chosen.columns else ["ts"]
-    frame = pd.DataFrame({
-        "ts": utc_times(chosen["ts"]),
-        "seq": chosen["seq"] if "seq" in chosen.columns else 0,
-        "source": np.where(chosen["type"].astype(str) == "data-om-activation", ACTIVATED, SYNC),
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
-    }).sort_values(order_keys, kind="stable").reset_index(drop=True)
+    frame = (
+        pd.DataFrame(
+            {
+                "ts": utc_times(chosen["ts"]),
+                "seq": chosen["seq"] if "seq" in chosen.columns else 0,
+                "source": np.where(chosen["type"].astype(str) == "data-om-activation", ACTIVATED, SYNC),
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
+            }
+        )
+        .sort_values(order_keys, kind="stable")
+        .reset_index(drop=True)
+    )
     frame["ratio"] = frame["tokens_in"] / frame["tokens_out"]
     frame["cumulative_ratio"] = frame["tokens_in"].cumsum() / frame["tokens_out"].cumsum()
     frame["cycle"] = np.arange(1, len(frame) + 1)
     return frame[columns]
 
 
-def plot_compression(events: pd.DataFrame, *, operation: Operation = "observation",
-                     conversation_id: object = None, title: str | None = None,
-                     ax: Axes | None = None) -> Axes:
+def plot_compression(
+    events: pd.DataFrame,
+    *,
+    operation: Operation = "observation",
+    conversation_id: object = None,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Bar per cycle (its compression ratio) and the cumulative ratio line.
 
     Args:
@@ -99,24 +113,42 @@ def plot_compression(events: pd.DataFrame, *, operation: Operation = "observatio
     cycles = compression_cycles(events, operation=operation, conversation_id=conversation_id)
     what = "Observation" if operation == "observation" else "Reflection"
     if cycles.empty:
-        return draw_no_data(ax, title=title or f"{what} compression per cycle",
-                            reason=f"no completed {operation} cycles with token counts")
+        return draw_no_data(
+            ax,
+            title=title or f"{what} compression per cycle",
+            reason=f"no completed {operation} cycles with token counts",
+        )
     colors = {SYNC: EVENT_COLORS[operation], ACTIVATED: EVENT_COLORS["activation"]}
-    ax.bar(cycles["cycle"], cycles["ratio"], color=[colors[s] for s in cycles["source"]], width=0.8,
-           alpha=0.85)
-    ax.plot(cycles["cycle"], cycles["cumulative_ratio"], color=BLACK, linewidth=1.8, marker="o",
-            markersize=3.5, label="cumulative (all input so far ÷ all output so far)")
+    ax.bar(
+        cycles["cycle"], cycles["ratio"], color=[colors[s] for s in cycles["source"]], width=0.8, alpha=0.85
+    )
+    ax.plot(
+        cycles["cycle"],
+        cycles["cumulative_ratio"],
+        color=BLACK,
+        linewidth=1.8,
+        marker="o",
+        markersize=3.5,
+        label="cumulative (all input so far ÷ all output so far)",
+    )
     ax.axhline(1.0, color=GREY, linewidth=0.8, linestyle=":", label="1× (no compression)")
     handles, _labels = ax.get_legend_handles_labels()
-    handles = [Patch(color=colors[s], label=f"{s} cycle ({int((cycles['source'] == s).sum())})")
-               for s in (SYNC, ACTIVATED) if (cycles["source"] == s).any()] + handles
-    ax.legend(handles=handles, loc="upper left", fontsize=FONT.legend, frameon=False)
+    handles = [
+        Patch(color=colors[s], label=f"{s} cycle ({int((cycles['source'] == s).sum())})")
+        for s in (SYNC, ACTIVATED)
+        if (cycles["source"] == s).any()
+    ] + handles
+    legend_below(ax, handles=handles)
     ax.set_ylim(0, float(cycles["ratio"].max()) * 1.25)
+    ax.set_xlim(0.3, max(len(cycles), 8) + 0.7)  # a lone cycle stays a bar, not a wall
     if len(cycles) <= 30:
         ax.set_xticks(cycles["cycle"])
     source = "messages → observations" if operation == "observation" else "observations → reflection"
     overall = fmt.ratio(float(cycles["cumulative_ratio"].iloc[-1]))
-    style_axes(ax, title=title or f"{what} compression per cycle ({source}): overall {overall}",
-               xlabel=f"{operation} cycle (in time order)",
-               ylabel="compression (input tokens ÷ output tokens)")
+    style_axes(
+        ax,
+        title=title or f"{what} compression per cycle ({source}): overall {overall}",
+        xlabel=f"{operation} cycle (in time order)",
+        ylabel="compression (input tokens ÷ output tokens)",
+    )
     return ax

@@ -18,7 +18,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.transforms import blended_transform_factory
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import (
     flag,
     has_rows,
@@ -34,14 +34,21 @@ from omlab.viz.style import (
     EVENT_LABELS,
     EVENT_MARKERS,
     FIGSIZE_WIDE,
-    FONT,
     SERIES_COLORS,
     style_axes,
 )
 
 PLOT = "plot_context_timeline"
-STEP_COLUMNS: tuple[str, ...] = ("conversation_id", "step", "ts", "pending_tokens", "threshold",
-                                 "observation_tokens", "reflect_threshold", "block_after")
+STEP_COLUMNS: tuple[str, ...] = (
+    "conversation_id",
+    "step",
+    "ts",
+    "pending_tokens",
+    "threshold",
+    "observation_tokens",
+    "reflect_threshold",
+    "block_after",
+)
 """``steps_df`` columns the timeline needs (``buffered_message_tokens``, ``observed``,
 ``activated``, ``reflected``, ``blocked_s``, ``buffered_chunks``, ``thread_id`` and
 ``context_tokens`` are used when present)."""
@@ -54,9 +61,10 @@ _LANE_HEIGHT = 0.06  # axes fraction per event lane
 _LANE_MARGIN = 0.04
 
 
-def select_conversation(steps: pd.DataFrame, *, conversation_id: object = None,
-                        thread_id: object = None) -> pd.DataFrame:
-    """One conversation's steps (optionally one thread's), sorted by time then step.
+def select_conversation(
+    steps: pd.DataFrame, *, conversation_id: object = None, thread_id: object = None
+) -> pd.DataFrame:
+    """One conversation's steps (optionally one thread's), in step order, ``ts`` as UTC datetimes.
 
     Raises:
         ValueError: Missing columns, an id that is not in the frame, or several conversations
@@ -73,7 +81,7 @@ def select_conversation(steps: pd.DataFrame, *, conversation_id: object = None,
             raise ValueError(f"{PLOT}: thread_id={thread_id!r} given but steps have no thread_id column")
         frame = select_value(frame, "thread_id", thread_id, plot=PLOT, option="thread_id")
     frame = frame.assign(ts=utc_times(frame["ts"]))
-    return frame.sort_values(["ts", "step"], kind="stable").reset_index(drop=True)
+    return frame.sort_values("step", kind="stable").reset_index(drop=True)
 
 
 def timeline_markers(steps: pd.DataFrame, events: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -83,11 +91,11 @@ def timeline_markers(steps: pd.DataFrame, events: pd.DataFrame | None = None) ->
     parts: ``data-om-observation-end`` gives ``observation`` or ``reflection`` by its
     ``operation_type``, ``data-om-activation`` gives ``activation`` (``reflection`` for an
     activated buffered reflection), ``data-om-buffering-end`` gives ``buffering``. Without
-    events they come from the step flags ``observed`` / ``activated`` / ``reflected`` and from
+    events (or when some step has no ``ts`` to place events by) they come from the step flags ``observed`` / ``activated`` / ``reflected`` and from
     increases of ``buffered_chunks``. ``blocking`` always comes from steps with ``blocked_s > 0``.
 
     Args:
-        steps: Steps of one conversation, sorted by time (see :func:`select_conversation`).
+        steps: Steps of one conversation (see :func:`select_conversation`).
         events: Events of the same conversation, or None.
 
     Returns:
@@ -95,18 +103,36 @@ def timeline_markers(steps: pd.DataFrame, events: pd.DataFrame | None = None) ->
         step at or before the event) and ``blocked_s`` (blocking rows only, else NaN).
     """
     parts: list[pd.DataFrame] = []
-    if has_rows(events):
+    # Events are placed on steps by time, so they need every step's timestamp.
+    if has_rows(events) and steps["ts"].notna().all():
         parts.append(_markers_from_events(steps, events))
     else:
         parts.append(_markers_from_step_flags(steps))
     if "blocked_s" in steps.columns:
         blocked = numeric(steps["blocked_s"])
         rows = steps[blocked > 0]
-        parts.append(pd.DataFrame({"kind": "blocking", "ts": rows["ts"], "step": rows["step"],
-                                   "blocked_s": blocked[blocked > 0]}))
-    markers = pd.concat([p for p in parts if len(p)], ignore_index=True) if any(len(p) for p in parts) \
-        else pd.DataFrame({"kind": pd.Series(dtype=str), "ts": pd.Series(dtype="datetime64[ns, UTC]"),
-                           "step": pd.Series(dtype="int64"), "blocked_s": pd.Series(dtype=float)})
+        parts.append(
+            pd.DataFrame(
+                {
+                    "kind": "blocking",
+                    "ts": rows["ts"],
+                    "step": rows["step"],
+                    "blocked_s": blocked[blocked > 0],
+                }
+            )
+        )
+    markers = (
+        pd.concat([p for p in parts if len(p)], ignore_index=True)
+        if any(len(p) for p in parts)
+        else pd.DataFrame(
+            {
+                "kind": pd.Series(dtype=str),
+                "ts": pd.Series(dtype="datetime64[ns, UTC]"),
+                "step": pd.Series(dtype="int64"),
+                "blocked_s": pd.Series(dtype=float),
+            }
+        )
+    )
     return markers.reset_index(drop=True)
 
 
@@ -124,35 +150,58 @@ def _markers_from_events(steps: pd.DataFrame, events: pd.DataFrame) -> pd.DataFr
     kind[event_type == "data-om-buffering-end"] = "buffering"
     chosen = events[kind.notna()]
     ts = utc_times(chosen["ts"])
-    return pd.DataFrame({"kind": kind[kind.notna()].to_numpy(), "ts": ts.to_numpy(),
-                         "step": _step_at(steps, ts), "blocked_s": np.nan})
+    return pd.DataFrame(
+        {
+            "kind": kind[kind.notna()].to_numpy(),
+            "ts": ts.to_numpy(),
+            "step": _step_at(steps, ts),
+            "blocked_s": np.nan,
+        }
+    )
 
 
 def _markers_from_step_flags(steps: pd.DataFrame) -> pd.DataFrame:
     picks: list[tuple[str, pd.Series]] = []
-    for kind, column in (("observation", "observed"), ("activation", "activated"), ("reflection", "reflected")):
+    for kind, column in (
+        ("observation", "observed"),
+        ("activation", "activated"),
+        ("reflection", "reflected"),
+    ):
         if column in steps.columns:
             picks.append((kind, flag(steps[column])))
     if "buffered_chunks" in steps.columns:
         chunks = numeric(steps["buffered_chunks"]).fillna(0)
         picks.append(("buffering", chunks.diff().fillna(chunks) > 0))
-    frames = [pd.DataFrame({"kind": kind, "ts": steps.loc[mask, "ts"], "step": steps.loc[mask, "step"],
-                            "blocked_s": np.nan}) for kind, mask in picks if mask.any()]
+    frames = [
+        pd.DataFrame(
+            {"kind": kind, "ts": steps.loc[mask, "ts"], "step": steps.loc[mask, "step"], "blocked_s": np.nan}
+        )
+        for kind, mask in picks
+        if mask.any()
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def _step_at(steps: pd.DataFrame, times: pd.Series) -> np.ndarray:
     """The step number of the last step at or before each time (the first step for earlier times)."""
-    step_times = _naive_utc(steps["ts"])
-    event_times = _naive_utc(times)
-    index = np.clip(np.searchsorted(step_times, event_times, side="right") - 1, 0, len(steps) - 1)
-    return steps["step"].to_numpy()[index]
+    order = np.argsort(_naive_utc(steps["ts"]), kind="stable")
+    step_times = _naive_utc(steps["ts"])[order]
+    index = np.clip(np.searchsorted(step_times, _naive_utc(times), side="right") - 1, 0, len(steps) - 1)
+    return steps["step"].to_numpy()[order][index]
 
 
-def plot_context_timeline(steps: pd.DataFrame, events: pd.DataFrame | None = None, *,
-                          conversation_id: object = None, thread_id: object = None,
-                          x: TimeAxis = "time", show_buffered: bool = True, show_context: bool = False,
-                          title: str | None = None, ax: Axes | None = None) -> Axes:
+def plot_context_timeline(
+    steps: pd.DataFrame,
+    events: pd.DataFrame | None = None,
+    *,
+    conversation_id: object = None,
+    thread_id: object = None,
+    x: TimeAxis = "step",
+    show_buffered: bool = True,
+    show_context: bool = False,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Plot the sawtooth of one conversation: message and observation tokens, thresholds, events.
 
     Args:
@@ -160,7 +209,9 @@ def plot_context_timeline(steps: pd.DataFrame, events: pd.DataFrame | None = Non
         events: ``events_df`` rows, or None to take the markers from the step flags.
         conversation_id: The conversation to draw; required when ``steps`` holds several.
         thread_id: Draw only this thread's steps (resource-scoped runs).
-        x: ``"time"`` (virtual time of each step) or ``"step"`` (step number).
+        x: ``"step"`` (step number, the default: multi-session datasets leave days between
+            sessions, which squeezes every cycle into a thin spike on a time axis) or ``"time"``
+            (virtual time of each step).
         show_buffered: Also draw message tokens already sealed into buffered chunks.
         show_context: Also draw the actor's whole context size (``context_tokens``).
         title: Replaces the default title.
@@ -196,16 +247,42 @@ def plot_context_timeline(steps: pd.DataFrame, events: pd.DataFrame | None = Non
         marker_xs = markers["step"].to_numpy()
 
     tops = [_draw_series(ax, xs, frame, show_buffered=show_buffered, show_context=show_context)]
-    tops.append(_draw_limit(ax, xs, frame["threshold"], color=SERIES_COLORS["pending"], linestyle="--",
-                            label="observation threshold (messageTokens)"))
-    tops.append(_draw_limit(ax, xs, frame["block_after"], color=SERIES_COLORS["pending"], linestyle=":",
-                            label="blockAfter (forced synchronous observation)"))
-    tops.append(_draw_limit(ax, xs, frame["reflect_threshold"], color=SERIES_COLORS["observations"],
-                            linestyle="--", label="reflection threshold (observationTokens)"))
+    tops.append(
+        _draw_limit(
+            ax,
+            xs,
+            frame["threshold"],
+            color=SERIES_COLORS["pending"],
+            linestyle="--",
+            label="observation threshold (messageTokens)",
+        )
+    )
+    tops.append(
+        _draw_limit(
+            ax,
+            xs,
+            frame["block_after"],
+            color=SERIES_COLORS["pending"],
+            linestyle=":",
+            label="blockAfter (forced synchronous observation)",
+        )
+    )
+    tops.append(
+        _draw_limit(
+            ax,
+            xs,
+            frame["reflect_threshold"],
+            color=SERIES_COLORS["observations"],
+            linestyle="--",
+            label="reflection threshold (observationTokens)",
+        )
+    )
     data_top = max(t for t in tops if np.isfinite(t)) if any(np.isfinite(t) for t in tops) else 1.0
     lanes = _draw_event_lanes(ax, markers, marker_xs)
     data_fraction = 1.0 - (lanes * _LANE_HEIGHT + _LANE_MARGIN if lanes else _LANE_MARGIN)
     ax.set_ylim(0, max(data_top, 1.0) / data_fraction)
+    # Token ticks stop below the event band: the band's height has no token meaning.
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= max(data_top, 1.0) * 1.02])
 
     ax.yaxis.set_major_formatter(fmt.TOKENS_AXIS)
     if x == "time":
@@ -213,11 +290,13 @@ def plot_context_timeline(steps: pd.DataFrame, events: pd.DataFrame | None = Non
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     suffix = f", thread {thread_id}" if thread_id is not None else ""
-    style_axes(ax, title=title or f"Context over time: conversation {conversation}{suffix}",
-               xlabel="virtual time (UTC)" if x == "time" else "engine step",
-               ylabel="tokens")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=FONT.legend,
-              frameon=False)
+    style_axes(
+        ax,
+        title=title or f"Context over time: conversation {conversation}{suffix}",
+        xlabel="virtual time (UTC)" if x == "time" else "engine step (one per ingested message)",
+        ylabel="tokens",
+    )
+    legend_below(ax, ncol=3)
     return ax
 
 
@@ -225,8 +304,9 @@ def _naive_utc(times: pd.Series) -> np.ndarray:
     return utc_times(times).dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
 
 
-def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered: bool,
-                 show_context: bool) -> float:
+def _draw_series(
+    ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered: bool, show_context: bool
+) -> float:
     """Draw the token lines; return the highest value drawn."""
     pending = numeric(frame["pending_tokens"])
     observations = numeric(frame["observation_tokens"])
@@ -236,8 +316,15 @@ def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered
     if show_buffered and "buffered_message_tokens" in frame.columns:
         buffered = numeric(frame["buffered_message_tokens"])
         if (buffered.fillna(0) > 0).any():
-            ax.fill_between(xs, 0, buffered.fillna(0), color=SERIES_COLORS["buffered"], alpha=0.25,
-                            linewidth=0, label="messages already in buffered chunks")
+            ax.fill_between(
+                xs,
+                0,
+                buffered.fillna(0),
+                color=SERIES_COLORS["buffered"],
+                alpha=0.25,
+                linewidth=0,
+                label="messages already in buffered chunks",
+            )
             top = np.nanmax([top, buffered.max()])
     if show_context:
         if "context_tokens" not in frame.columns:
@@ -248,19 +335,32 @@ def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered
     return float(top) if np.isfinite(top) else 0.0
 
 
-def _draw_limit(ax: Axes, xs: np.ndarray, values: pd.Series, *, color: str, linestyle: str,
-                label: str) -> float:
+def _draw_limit(
+    ax: Axes, xs: np.ndarray, values: pd.Series, *, color: str, linestyle: str, label: str
+) -> float:
     """A threshold: a horizontal line when constant, a step line when it moves; NaN when absent."""
     limits = numeric(values)
     distinct = limits.dropna().unique()
     if len(distinct) == 0:
         return float("nan")
     if len(distinct) == 1:
-        ax.axhline(distinct[0], color=color, linestyle=linestyle, linewidth=1.2,
-                   label=f"{label} = {fmt.tokens(distinct[0])}")
+        ax.axhline(
+            distinct[0],
+            color=color,
+            linestyle=linestyle,
+            linewidth=1.2,
+            label=f"{label} = {fmt.tokens(distinct[0])}",
+        )
     else:
-        ax.plot(xs, limits, drawstyle="steps-post", color=color, linestyle=linestyle, linewidth=1.2,
-                label=f"{label} (varies)")
+        ax.plot(
+            xs,
+            limits,
+            drawstyle="steps-post",
+            color=color,
+            linestyle=linestyle,
+            linewidth=1.2,
+            label=f"{label} (varies)",
+        )
     return float(limits.max())
 
 
@@ -274,13 +374,34 @@ def _draw_event_lanes(ax: Axes, markers: pd.DataFrame, marker_xs: np.ndarray) ->
         count = int(chosen.sum())
         label = f"{EVENT_LABELS[kind]} ({count})"
         if kind == "blocking":
-            label = (f"{EVENT_LABELS[kind]} ({count} steps, "
-                     f"{markers.loc[chosen, 'blocked_s'].sum():.1f} virtual s)")
-        ax.plot(marker_xs[chosen], np.full(count, y), transform=to_lane, linestyle="none",
-                marker=EVENT_MARKERS[kind], color=EVENT_COLORS[kind], markersize=7 if kind != "buffering" else 10,
-                markeredgewidth=1.5 if kind == "buffering" else 0.8, alpha=0.85, label=label, clip_on=False)
+            label = (
+                f"{EVENT_LABELS[kind]} ({count} step{'s' if count != 1 else ''}, "
+                f"{markers.loc[chosen, 'blocked_s'].sum():.1f} virtual s)"
+            )
+        ax.plot(
+            marker_xs[chosen],
+            np.full(count, y),
+            transform=to_lane,
+            linestyle="none",
+            marker=EVENT_MARKERS[kind],
+            color=EVENT_COLORS[kind],
+            markersize=7 if kind != "buffering" else 10,
+            markeredgewidth=1.5 if kind == "buffering" else 0.8,
+            alpha=0.85,
+            label=label,
+            clip_on=False,
+        )
     if kinds:
         band_bottom = 1.0 - _LANE_MARGIN / 2 - len(kinds) * _LANE_HEIGHT
-        ax.add_patch(Rectangle((0.0, band_bottom), 1.0, 1.0 - band_bottom, transform=ax.transAxes,
-                               facecolor="#F4F4F4", edgecolor="none", zorder=0))
+        ax.add_patch(
+            Rectangle(
+                (0.0, band_bottom),
+                1.0,
+                1.0 - band_bottom,
+                transform=ax.transAxes,
+                facecolor="#F4F4F4",
+                edgecolor="none",
+                zorder=0,
+            )
+        )
     return len(kinds)

@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns
 from omlab.viz.style import (
     FIGSIZE_BARS,
@@ -28,8 +28,15 @@ from omlab.viz.style import (
 )
 
 PLOT = "plot_cost_breakdown"
-CALL_COLUMNS: tuple[str, ...] = ("role", "requested_model", "resolved_model", "tier", "input_tokens",
-                                 "output_tokens", "cost_usd")
+CALL_COLUMNS: tuple[str, ...] = (
+    "role",
+    "requested_model",
+    "resolved_model",
+    "tier",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 """``calls_df`` columns the cost plot needs."""
 
 Dimension = Literal["role", "model", "tier"]
@@ -48,7 +55,11 @@ def call_groups(calls: pd.DataFrame, dimension: Dimension) -> pd.Series:
     if dimension == "role":
         return calls["role"].astype(str)
     if dimension == "model":
-        return calls["resolved_model"].where(calls["resolved_model"].notna(), calls["requested_model"]).astype(str)
+        return (
+            calls["resolved_model"]
+            .where(calls["resolved_model"].notna(), calls["requested_model"])
+            .astype(str)
+        )
     if dimension == "tier":
         return numeric(calls["tier"]).map(tier_label)
     raise ValueError(f"{PLOT}: by/stack must be one of {_DIMENSIONS}, got {dimension!r}")
@@ -59,8 +70,13 @@ def tier_label(threshold: float) -> str:
     return NO_TIER if pd.isna(threshold) else f"≤ {fmt.tokens(threshold)} tokens"
 
 
-def cost_table(calls: pd.DataFrame, *, by: Dimension = "role", stack: Dimension | None = None,
-               metric: Literal["cost", "tokens"] = "cost") -> pd.DataFrame:
+def cost_table(
+    calls: pd.DataFrame,
+    *,
+    by: Dimension = "role",
+    stack: Dimension | None = None,
+    metric: Literal["cost", "tokens"] = "cost",
+) -> pd.DataFrame:
     """The numbers behind the bars: one row per ``by`` group, one column per segment.
 
     With ``metric="cost"`` the segments are the ``stack`` groups (one ``total`` column when
@@ -71,8 +87,16 @@ def cost_table(calls: pd.DataFrame, *, by: Dimension = "role", stack: Dimension 
     require_columns(calls, CALL_COLUMNS, frame_name="calls", plot=PLOT)
     groups = call_groups(calls, by)
     if metric == "tokens":
-        table = pd.DataFrame({"input": numeric(calls["input_tokens"]).fillna(0),
-                              "output": numeric(calls["output_tokens"]).fillna(0)}).groupby(groups).sum()
+        table = (
+            pd.DataFrame(
+                {
+                    "input": numeric(calls["input_tokens"]).fillna(0),
+                    "output": numeric(calls["output_tokens"]).fillna(0),
+                }
+            )
+            .groupby(groups)
+            .sum()
+        )
     elif metric == "cost":
         costs = numeric(calls["cost_usd"]).fillna(0)
         if stack is None:
@@ -101,8 +125,15 @@ def _ordered(totals: pd.Series, dimension: Dimension, calls: pd.DataFrame) -> li
     return list(totals.sort_values(ascending=False, kind="stable").index)
 
 
-def plot_cost_breakdown(calls: pd.DataFrame, *, by: Dimension = "role", stack: Dimension | None | Literal["auto"] = "auto",
-                        metric: Metric = "auto", title: str | None = None, ax: Axes | None = None) -> Axes:
+def plot_cost_breakdown(
+    calls: pd.DataFrame,
+    *,
+    by: Dimension = "role",
+    stack: Dimension | None | Literal["auto"] = "auto",
+    metric: Metric = "auto",
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Horizontal stacked bars of cost (or tokens) per role, model or tier, totals at the bar ends.
 
     Args:
@@ -145,19 +176,35 @@ def plot_cost_breakdown(calls: pd.DataFrame, *, by: Dimension = "role", stack: D
     for segment in segments:
         values = table[segment].to_numpy(dtype=float)
         label = f"{segment} tokens" if resolved == "tokens" else segment
-        ax.barh(rows, values, left=left, color=colors.get(segment, GREY) if segment != "total" else GREY,
-                height=0.65, label=label)
+        ax.barh(
+            rows,
+            values,
+            left=left,
+            color=colors.get(segment, GREY) if segment != "total" else GREY,
+            height=0.65,
+            label=label,
+        )
         left += values
     value_text = fmt.usd if resolved == "cost" else (lambda v: f"{fmt.tokens(v)} tok")
     for row, total in zip(rows, left, strict=True):
-        ax.annotate(value_text(total), (total, row), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=FONT.annotation)
+        ax.annotate(
+            value_text(total),
+            (total, row),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=FONT.annotation,
+        )
     ax.set_yticks(rows, [f"{name}\n({n} calls)" for name, n in zip(table.index, counts, strict=True)])
     ax.set_xlim(0, max(float(left.max()), 1e-12) * 1.18)
     ax.xaxis.set_major_formatter(fmt.USD_AXIS if resolved == "cost" else fmt.TOKENS_AXIS)
     if len(segments) > 1:
-        ax.legend(loc="lower right", fontsize=FONT.legend, frameon=False,
-                  title=None if resolved == "tokens" else stack, title_fontsize=FONT.legend)
+        legend_below(
+            ax,
+            ncol=min(len(segments), 3),
+            title=None if resolved == "tokens" else stack,
+            title_fontsize=FONT.legend,
+        )
     if resolved == "cost":
         default_title = f"Cost by {by}: total {fmt.usd(float(left.sum()))}"
         xlabel = "cost (USD)"

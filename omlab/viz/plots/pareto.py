@@ -12,9 +12,18 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns
-from omlab.viz.style import BLACK, FIGSIZE_SQUARE, FONT, GREY, LIGHT_GREY, VERMILLION, column_label, style_axes
+from omlab.viz.style import (
+    BLACK,
+    FIGSIZE_SQUARE,
+    FONT,
+    GREY,
+    LIGHT_GREY,
+    VERMILLION,
+    column_label,
+    style_axes,
+)
 
 PLOT = "plot_cost_vs_accuracy"
 POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
@@ -22,8 +31,9 @@ POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
 _LABEL_ALL_UP_TO = 15
 
 
-def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True,
-                 maximize_y: bool = True) -> pd.Series:
+def pareto_front(
+    df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True, maximize_y: bool = True
+) -> pd.Series:
     """Which rows are Pareto-optimal in ``(x, y)``.
 
     Row ``i`` is dominated when some row ``j`` is at least as good on both columns and strictly
@@ -50,9 +60,16 @@ def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True,
     return pd.Series(valid & ~dominated, index=df.index, name="pareto")
 
 
-def plot_cost_vs_accuracy(points: pd.DataFrame, *, x: str = "cost_usd", y: str = "accuracy",
-                          label: str = "label", log_x: bool = False, title: str | None = None,
-                          ax: Axes | None = None) -> Axes:
+def plot_cost_vs_accuracy(
+    points: pd.DataFrame,
+    *,
+    x: str = "cost_usd",
+    y: str = "accuracy",
+    label: str = "label",
+    log_x: bool = False,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Scatter of configs/runs by cost and accuracy; the Pareto front is joined, coloured and named.
 
     Args:
@@ -83,20 +100,47 @@ def plot_cost_vs_accuracy(points: pd.DataFrame, *, x: str = "cost_usd", y: str =
 
     if "lo" in frame.columns and "hi" in frame.columns:
         lo, hi = numeric(frame["lo"]).fillna(frame["_y"]), numeric(frame["hi"]).fillna(frame["_y"])
-        ax.errorbar(frame["_x"], frame["_y"], yerr=np.vstack([(frame["_y"] - lo).clip(lower=0),
-                                                              (hi - frame["_y"]).clip(lower=0)]),
-                    fmt="none", ecolor=LIGHT_GREY, elinewidth=1.0, capsize=2, zorder=1)
-    ax.scatter(frame.loc[~on_front, "_x"], frame.loc[~on_front, "_y"], s=36, color=GREY, alpha=0.7,
-               zorder=2, label=f"dominated ({int((~on_front).sum())})")
+        ax.errorbar(
+            frame["_x"],
+            frame["_y"],
+            yerr=np.vstack([(frame["_y"] - lo).clip(lower=0), (hi - frame["_y"]).clip(lower=0)]),
+            fmt="none",
+            ecolor=LIGHT_GREY,
+            elinewidth=1.0,
+            capsize=2,
+            zorder=1,
+        )
+    ax.scatter(
+        frame.loc[~on_front, "_x"],
+        frame.loc[~on_front, "_y"],
+        s=36,
+        color=GREY,
+        alpha=0.7,
+        zorder=2,
+        label=f"dominated ({int((~on_front).sum())})",
+    )
     front = frame[on_front].sort_values(["_x", "_y"])
-    ax.scatter(front["_x"], front["_y"], s=64, color=VERMILLION, edgecolor=BLACK, linewidth=0.6, zorder=3,
-               label=f"Pareto front ({len(front)}): nothing is cheaper and as accurate")
+    ax.scatter(
+        front["_x"],
+        front["_y"],
+        s=64,
+        color=VERMILLION,
+        edgecolor=BLACK,
+        linewidth=0.6,
+        zorder=3,
+        label=f"Pareto front ({len(front)}): nothing is cheaper and as accurate",
+    )
     ax.plot(front["_x"], front["_y"], drawstyle="steps-post", color=VERMILLION, linewidth=1.2, zorder=2)
     named = range(len(frame)) if len(frame) <= _LABEL_ALL_UP_TO else np.flatnonzero(on_front)
     for i in named:
-        ax.annotate(str(frame[label].iloc[i]), (frame["_x"].iloc[i], frame["_y"].iloc[i]), xytext=(6, 5),
-                    textcoords="offset points", fontsize=FONT.annotation,
-                    color=BLACK if on_front[i] else GREY)
+        ax.annotate(
+            str(frame[label].iloc[i]),
+            (frame["_x"].iloc[i], frame["_y"].iloc[i]),
+            xytext=(6, 5),
+            textcoords="offset points",
+            fontsize=FONT.annotation,
+            color=BLACK if on_front[i] else GREY,
+        )
     if log_x:
         ax.set_xscale("log")
     else:
@@ -107,7 +151,12 @@ def plot_cost_vs_accuracy(points: pd.DataFrame, *, x: str = "cost_usd", y: str =
     ax.yaxis.set_major_formatter(fmt.PERCENT_AXIS)
     free = x == "cost_usd" and not (frame["_x"] > 0).any()
     default_title = "Cost vs accuracy" + (" (every cost is $0: offline run)" if free else "")
-    ax.legend(loc="lower right", fontsize=FONT.legend, frameon=False)
-    style_axes(ax, title=title or default_title, xlabel=column_label(x) + " (lower is better)",
-               ylabel=column_label(y) + " (higher is better)", grid_axis="both")
+    legend_below(ax, ncol=1)
+    style_axes(
+        ax,
+        title=title or default_title,
+        xlabel=column_label(x) + " (lower is better)",
+        ylabel=column_label(y) + " (higher is better)",
+        grid_axis="both",
+    )
     return ax

@@ -16,6 +16,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import FuncFormatter
 
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data
@@ -51,8 +52,14 @@ def _ordered_labels(values: pd.Series) -> tuple[pd.Series, list[str]]:
     return keys.map(lambda key: key[2]), list(dict.fromkeys(order))
 
 
-def sweep_grid(sweep: pd.DataFrame, *, x: str = "buffer_tokens", y: str = "block_after",
-               value: str = "blocked_s", agg: Aggregate = "mean") -> pd.DataFrame:
+def sweep_grid(
+    sweep: pd.DataFrame,
+    *,
+    x: str = "buffer_tokens",
+    y: str = "block_after",
+    value: str = "blocked_s",
+    agg: Aggregate = "mean",
+) -> pd.DataFrame:
     """The heatmap's numbers: rows are ``y`` labels, columns ``x`` labels, cells ``agg(value)``.
 
     Rows and columns are in setting order (see the module docstring); combinations the sweep did
@@ -72,8 +79,11 @@ def sweep_grid(sweep: pd.DataFrame, *, x: str = "buffer_tokens", y: str = "block
 
 
 def cell_formatter(value: str, values: np.ndarray) -> Callable[[float], str]:
-    """How a cell reads: percentages for accuracy-like values, dollars for costs, ``12.3k`` for
-    large counts, else three significant digits."""
+    """How a cell reads, chosen from the value column's name and values.
+
+    Percentages for accuracy-like values, dollars for costs, ``12.3k`` for whole counts, else
+    three significant digits.
+    """
     finite = values[np.isfinite(values)]
     if "accuracy" in value or value in ("f1", "recall", "retention"):
         return fmt.percent
@@ -84,9 +94,23 @@ def cell_formatter(value: str, values: np.ndarray) -> Callable[[float], str]:
     return lambda v: f"{v:.3g}"
 
 
-def plot_sweep_heatmap(sweep: pd.DataFrame, *, x: str = "buffer_tokens", y: str = "block_after",
-                       value: str = "blocked_s", agg: Aggregate = "mean", cell_format: str | None = None,
-                       cmap: str = "viridis", title: str | None = None, ax: Axes | None = None) -> Axes:
+def _bare(column: str) -> str:
+    """A column's label without its unit: ``bufferTokens (tokens)`` -> ``bufferTokens``."""
+    return column_label(column).split(" (")[0]
+
+
+def plot_sweep_heatmap(
+    sweep: pd.DataFrame,
+    *,
+    x: str = "buffer_tokens",
+    y: str = "block_after",
+    value: str = "blocked_s",
+    agg: Aggregate = "mean",
+    cell_format: str | None = None,
+    cmap: str = "viridis",
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """Annotated heatmap of ``value`` over a grid of two settings, with a colour bar.
 
     Args:
@@ -120,21 +144,36 @@ def plot_sweep_heatmap(sweep: pd.DataFrame, *, x: str = "buffer_tokens", y: str 
         if np.isfinite(cell):
             red, green, blue, _alpha = colormap(image.norm(cell))
             dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
-            ax.text(column, row, text_of(cell), ha="center", va="center", fontsize=FONT.label,
-                    color="white" if dark else "black")
+            ax.text(
+                column,
+                row,
+                text_of(cell),
+                ha="center",
+                va="center",
+                fontsize=FONT.label,
+                color="white" if dark else "black",
+            )
         else:
             ax.text(column, row, "–", ha="center", va="center", fontsize=FONT.label, color="black")
     ax.set_xticks(range(data.shape[1]), list(grid.columns))
     ax.set_yticks(range(data.shape[0]), list(grid.index))
-    colorbar = ax.figure.colorbar(image, ax=ax, shrink=0.9)
+    colorbar = ax.figure.colorbar(image, ax=ax, shrink=0.9, format=FuncFormatter(lambda v, _pos: text_of(v)))
     colorbar.set_label(column_label(value), fontsize=FONT.label)
     colorbar.ax.tick_params(labelsize=FONT.tick)
-    per_cell = int(pd.Series(1, index=sweep.index).groupby([_ordered_labels(sweep[y])[0],
-                                                            _ordered_labels(sweep[x])[0]]).sum().max())
-    note = f" ({agg} of up to {per_cell} rows per cell)" if per_cell > 1 else ""
+    per_cell = int(
+        pd.Series(1, index=sweep.index)
+        .groupby([_ordered_labels(sweep[y])[0], _ordered_labels(sweep[x])[0]])
+        .sum()
+        .max()
+    )
+    notes = ([f"each cell: {agg} of up to {per_cell} rows"] if per_cell > 1 else []) + (
+        ["– = not run"] if np.isnan(data).any() else []
+    )
     heading = column_label(value)
-    style_axes(ax, title=title or f"{heading[0].upper()}{heading[1:]}{note}",
-               xlabel=column_label(x), ylabel=column_label(y), grid_axis="")
+    default_title = f"{heading[0].upper()}{heading[1:]} by {_bare(x)} × {_bare(y)}" + (
+        f"\n{'; '.join(notes)}" if notes else ""
+    )
+    style_axes(ax, title=title or default_title, xlabel=column_label(x), ylabel=column_label(y), grid_axis="")
     for spine in ax.spines.values():
         spine.set_visible(False)
     return ax

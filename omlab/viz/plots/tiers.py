@@ -13,13 +13,20 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.plots._canvas import axes_or_new, draw_no_data
+from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, select_value
 from omlab.viz.plots.cost import tier_label
 from omlab.viz.style import BLUE, FIGSIZE_BARS, FONT, GREEN, ORANGE, style_axes
 
 PLOT = "plot_tier_routing"
-CALL_COLUMNS: tuple[str, ...] = ("role", "resolved_model", "tier", "input_tokens", "output_tokens", "cost_usd")
+CALL_COLUMNS: tuple[str, ...] = (
+    "role",
+    "resolved_model",
+    "tier",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 """``calls_df`` columns the tier plot needs."""
 
 _X_LIMIT = 1.45  # past 100%, so the labels of a 100% bar fit inside the axes
@@ -45,28 +52,51 @@ def tier_table(calls: pd.DataFrame, *, role: str | None = None) -> pd.DataFrame:
         calls = select_value(calls, "role", role, plot=PLOT, option="role")
     routed = calls.assign(tier=numeric(calls["tier"]))
     routed = routed[routed["tier"].notna()]
-    columns = ["tier", "resolved_model", "label", "calls", "input_tokens", "output_tokens", "cost_usd",
-               "share_calls", "share_input_tokens", "share_cost"]
+    columns = [
+        "tier",
+        "resolved_model",
+        "label",
+        "calls",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "share_calls",
+        "share_input_tokens",
+        "share_cost",
+    ]
     if routed.empty:
         return pd.DataFrame(columns=columns)
-    table = (routed.assign(resolved_model=routed["resolved_model"].fillna("unresolved").astype(str),
-                           input_tokens=numeric(routed["input_tokens"]).fillna(0),
-                           output_tokens=numeric(routed["output_tokens"]).fillna(0),
-                           cost_usd=numeric(routed["cost_usd"]).fillna(0), calls=1)
-             .groupby(["tier", "resolved_model"], as_index=False)[["calls", "input_tokens", "output_tokens",
-                                                                   "cost_usd"]].sum()
-             .sort_values(["tier", "calls"], ascending=[True, False], kind="stable")
-             .reset_index(drop=True))
-    table["label"] = [f"{tier_label(t)} → {m}" for t, m in zip(table["tier"], table["resolved_model"], strict=True)]
+    table = (
+        routed.assign(
+            resolved_model=routed["resolved_model"].fillna("unresolved").astype(str),
+            input_tokens=numeric(routed["input_tokens"]).fillna(0),
+            output_tokens=numeric(routed["output_tokens"]).fillna(0),
+            cost_usd=numeric(routed["cost_usd"]).fillna(0),
+            calls=1,
+        )
+        .groupby(["tier", "resolved_model"], as_index=False)[
+            ["calls", "input_tokens", "output_tokens", "cost_usd"]
+        ]
+        .sum()
+        .sort_values(["tier", "calls"], ascending=[True, False], kind="stable")
+        .reset_index(drop=True)
+    )
+    table["label"] = [
+        f"{tier_label(t)}\n→ {m}" for t, m in zip(table["tier"], table["resolved_model"], strict=True)
+    ]
     table["share_calls"] = table["calls"] / table["calls"].sum()
-    table["share_input_tokens"] = table["input_tokens"] / table["input_tokens"].sum() \
-        if table["input_tokens"].sum() > 0 else np.nan
-    table["share_cost"] = table["cost_usd"] / table["cost_usd"].sum() if table["cost_usd"].sum() > 0 else np.nan
+    table["share_input_tokens"] = (
+        table["input_tokens"] / table["input_tokens"].sum() if table["input_tokens"].sum() > 0 else np.nan
+    )
+    table["share_cost"] = (
+        table["cost_usd"] / table["cost_usd"].sum() if table["cost_usd"].sum() > 0 else np.nan
+    )
     return table[columns]
 
 
-def plot_tier_routing(calls: pd.DataFrame, *, role: str | None = None, title: str | None = None,
-                      ax: Axes | None = None) -> Axes:
+def plot_tier_routing(
+    calls: pd.DataFrame, *, role: str | None = None, title: str | None = None, ax: Axes | None = None
+) -> Axes:
     """Grouped horizontal bars per tier: share of routed calls, input tokens and cost.
 
     Args:
@@ -92,20 +122,33 @@ def plot_tier_routing(calls: pd.DataFrame, *, role: str | None = None, title: st
     measures = [m for m in _MEASURES if table[m[0]].notna().any()]
     height = 0.8 / len(measures)
     rows = np.arange(len(table))[::-1].astype(float)
-    absolute = {"share_calls": lambda r: f"{int(r['calls'])} calls",
-                "share_input_tokens": lambda r: f"{fmt.tokens(r['input_tokens'])} input tok",
-                "share_cost": lambda r: fmt.usd(r["cost_usd"])}
+    absolute = {
+        "share_calls": lambda r: f"{int(r['calls'])} calls",
+        "share_input_tokens": lambda r: f"{fmt.tokens(r['input_tokens'])} input tok",
+        "share_cost": lambda r: fmt.usd(r["cost_usd"]),
+    }
     for position, (column, name, color) in enumerate(measures):
         offsets = rows + (len(measures) - 1) / 2 * height - position * height
         ax.barh(offsets, table[column], height=height * 0.92, color=color, label=f"share of {name}")
         for offset, (_, row) in zip(offsets, table.iterrows(), strict=True):
-            ax.annotate(f"{fmt.percent(row[column])} · {absolute[column](row)}", (row[column], offset),
-                        xytext=(4, 0), textcoords="offset points", va="center", fontsize=FONT.annotation)
+            ax.annotate(
+                f"{fmt.percent(row[column])} · {absolute[column](row)}",
+                (row[column], offset),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=FONT.annotation,
+            )
     ax.set_yticks(rows, list(table["label"]))
     ax.set_xlim(0, _X_LIMIT)
     ax.xaxis.set_major_formatter(fmt.PERCENT_AXIS)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
-    ax.legend(loc="lower right", fontsize=FONT.legend, frameon=True, framealpha=0.9, edgecolor="none")
-    style_axes(ax, title=title or default_title, xlabel="share of all routed calls / tokens / cost",
-               ylabel="", grid_axis="x")
+    legend_below(ax, ncol=len(measures))
+    style_axes(
+        ax,
+        title=title or default_title,
+        xlabel="share of all routed calls / tokens / cost",
+        ylabel="",
+        grid_axis="x",
+    )
     return ax

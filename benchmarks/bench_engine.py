@@ -1,0 +1,82 @@
+"""Engine throughput on long synthetic replays (issue 2).
+
+Replays synthetic conversations of about 250k, 500k and 1M tokens (tokenx estimate) through
+ObservationalMemory with the built-in offline models in virtual time, and prints engine throughput
+(tokens/s) and the ratio of engine time to a plain tokenization pass over the same text. Cost must
+grow linearly: the 1M run must take no more than 4.5x the 250k run.
+
+    .venv/bin/python benchmarks/bench_engine.py [--sizes 250000 500000 1000000] [--sync]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from omlab import ObservationalMemory
+from omlab.bench.datasets import generate_synthetic
+from omlab.engine.clock import VirtualClock
+from omlab.engine.messages import Message
+from omlab.engine.scheduler import FixedLatency, VirtualScheduler
+from omlab.tokens.tokenx import estimate_token_count
+
+
+def conversation_messages(target_tokens: int, seed: int = 1) -> list[Message]:
+    # the generator sizes by chars/4; tokenx counts English ~15% lower, so ask for a bit more
+    conversation = generate_synthetic(seed, int(target_tokens * 1.2), n_questions=10)
+    return [Message.of(t.role, t.content, t.created_at, id=f"m{i:07d}") for i, t in enumerate(conversation.iter_turns())]
+
+
+async def replay(messages: list[Message], *, buffering: bool) -> dict:
+    clock = VirtualClock(messages[0].created_at)
+    observation = {"model": "omlab/observer", "messageTokens": 30_000}
+    if not buffering:
+        observation["bufferTokens"] = False
+    om = ObservationalMemory(
+        {"observation": observation, "reflection": {"model": "omlab/reflector", "observationTokens": 40_000}},
+        scheduler=VirtualScheduler(clock, FixedLatency(20.0)),
+    )
+    steps = observed = 0
+    for message in messages:
+        clock.set(message.created_at)
+        result = await om.add_messages("bench", [message])
+        steps += 1
+        observed += result.observed or result.activated
+    await om.finalize("bench")
+    history = await om.get_history("bench")
+    return {"steps": steps, "cycles": observed, "generations": len(history) - 1}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])
+    parser.add_argument("--sync", action="store_true", help="bufferTokens: false (synchronous observation only)")
+    args = parser.parse_args()
+
+    rows = []
+    for size in args.sizes:
+        messages = conversation_messages(size)
+        text_tokens = sum(estimate_token_count(m.text) for m in messages)
+        start = time.perf_counter()
+        for m in messages:
+            estimate_token_count(m.text)
+        tokenize_s = time.perf_counter() - start
+        start = time.perf_counter()
+        stats = asyncio.run(replay(messages, buffering=not args.sync))
+        engine_s = time.perf_counter() - start
+        rows.append((size, len(messages), text_tokens, engine_s, tokenize_s, stats))
+        print(f"{size:>9,} target | {len(messages):>6,} msgs | {text_tokens:>9,} tokens | engine {engine_s:7.2f} s "
+              f"({text_tokens / engine_s:>9,.0f} tok/s) | tokenize {tokenize_s:6.3f} s | ratio {engine_s / tokenize_s:6.1f}x"
+              f" | cycles {stats['cycles']:>4} | generations {stats['generations']:>3}", flush=True)
+    if len(rows) >= 2:
+        base, last = rows[0], rows[-1]
+        growth = last[3] / base[3]
+        size_growth = last[2] / base[2]
+        limit = 4.5 * size_growth / 4  # the target: 4.5x time for 4x the tokens
+        verdict = f"OK (<= {limit:.2f}x)" if growth <= limit else f"TOO SLOW (> {limit:.2f}x)"
+        print(f"time growth {base[0]:,} -> {last[0]:,}: {growth:.2f}x for {size_growth:.2f}x the tokens: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

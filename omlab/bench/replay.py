@@ -1,0 +1,314 @@
+"""Replaying a dataset conversation through the engine in virtual time, recording every row.
+
+What the system under test sees of a :class:`~omlab.bench.schema.Conversation` is only each turn's
+role, text and time. Ids are anonymised per conversation: the thread is ``c-<10 hex>`` (a hash of
+the conversation id, so LongMemEval's ``_abs`` suffix or ``answer_…`` session ids can never reach a
+model) and messages are ``<thread>-m00042`` in conversation order.
+
+Time is virtual: the engine runs on a :class:`~omlab.engine.scheduler.VirtualScheduler` whose
+:class:`~omlab.engine.clock.VirtualClock` is set to each batch's timestamp (the dataset's turn
+times; loaders space the turns of a session by a pace when a dataset only has session dates).
+Background observer/reflector calls land at ``start + latency`` (the configured latency model),
+synchronous ones advance the clock by their latency: that is the blocking a sweep measures.
+
+Ingestion granularity: ``message`` adds one message per step; ``pair`` adds a user turn together
+with the assistant turns that answer it (one step, stamped with the last of them). Scope: one
+thread per conversation, sessions in order (resource scope is not implemented in the engine).
+
+Every step becomes a ``steps`` row, every ``data-om-*`` part and debug event an ``events`` row and
+every model call a ``model_calls`` row (``docs/results-schema.md``). ``context_tokens`` of a step is
+what the actor would carry: unobserved message tokens + observation tokens + the fixed memory
+prompt (instructions, tags, reminder; counted once with the engine's token counter) when the log
+is not empty. It is an estimate of message contents and ignores chat-format overhead.
+A last row, one step number after the final ingest step, records :meth:`finalize`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from omlab.bench.schema import Conversation
+from omlab.engine.clock import VirtualClock
+from omlab.engine.events import DataPart, DebugEvent
+from omlab.engine.memory import ObservationalMemory, StepResult
+from omlab.engine.messages import Message
+from omlab.engine.prompts import CONTEXT_INSTRUCTIONS, CONTEXT_PROMPT, CONTINUATION_REMINDER
+from omlab.engine.scheduler import LatencyModel, VirtualScheduler
+from omlab.engine.token_counter import TokenCounter
+from omlab.llm.client import ModelClient
+from omlab.llm.types import ModelCall
+
+ClientFactory = Callable[[Callable[[ModelCall], None]], ModelClient]
+"""Builds the model client of one replay, given the hook that records its calls."""
+
+_TOKENS_IN_KEYS = ("tokensToObserve", "tokensObserved", "tokensToBuffer", "tokensBuffered", "tokensActivated",
+                   "inputTokens", "pendingTokens")
+_TOKENS_OUT_KEYS = ("observationTokens", "bufferedTokens", "outputTokens")
+# Transcripts and logs a debug event repeats from the data parts; dropped in "compact" mode.
+_BULKY_DEBUG_FIELDS = ("messages", "previousObservations", "rawObserverOutput", "observations")
+
+
+class ReplayError(RuntimeError):
+    """A conversation that cannot be replayed as configured."""
+
+
+def thread_key(conversation_id: str) -> str:
+    """The neutral thread id of a conversation: ``c-`` + 10 hex digits of its id's sha256."""
+    return "c-" + hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:10]
+
+
+def conversation_messages(conversation: Conversation, thread_id: str | None = None) -> list[Message]:
+    """The conversation's turns as engine messages with anonymised ids, in session order."""
+    thread = thread_id or thread_key(conversation.id)
+    return [
+        Message.of(turn.role, turn.content, turn.created_at, id=f"{thread}-m{index:05d}", thread_id=thread)
+        for index, turn in enumerate(conversation.iter_turns(), start=1)
+    ]
+
+
+def ingest_batches(messages: Sequence[Message], granularity: str) -> list[list[Message]]:
+    """Messages grouped into engine steps: one each (``message``) or user turn + replies (``pair``)."""
+    if granularity == "message":
+        return [[message] for message in messages]
+    if granularity != "pair":
+        raise ReplayError(f"ingest must be 'message' or 'pair', got {granularity!r}")
+    batches: list[list[Message]] = []
+    for message in messages:
+        if message.role == "user" or not batches:
+            batches.append([message])
+        else:
+            batches[-1].append(message)
+    return batches
+
+
+def memory_prompt_tokens(counter: TokenCounter) -> int:
+    """Tokens of the fixed memory prompt the actor gets whenever the observation log is not empty."""
+    fixed = (f"{CONTEXT_PROMPT}\n\n{CONTEXT_INSTRUCTIONS}", "<observations>", "</observations>",
+             CONTINUATION_REMINDER)
+    return sum(counter.count_string(text) for text in fixed)
+
+
+@dataclass(slots=True)
+class ReplayRows:
+    """The result rows of one replay (no ``run_id``: the writer adds it)."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """What a replay did, and the engine holding the final memory."""
+
+    thread_id: str
+    memory: ObservationalMemory
+    rows: ReplayRows
+    n_messages: int
+    n_message_tokens: int
+    n_steps: int
+    observed_message_ids: list[str]
+    blocked_s: float
+    final: StepResult
+
+
+class RowRecorder:
+    """Turns engine events and model calls into result rows for one conversation."""
+
+    def __init__(self, conversation_id: str, clock: VirtualClock, *, debug_payloads: str = "full") -> None:
+        self.conversation_id = conversation_id
+        self.clock = clock
+        self.compact = debug_payloads == "compact"
+        self.rows = ReplayRows()
+
+    def on_data(self, part: DataPart) -> None:
+        """Record a ``data-om-*`` part, stamped with the virtual time it was emitted at."""
+        self.rows.events.append(event_row(self.conversation_id, "data", part.type, self.clock.now(), part.data))
+
+    def on_debug(self, event: DebugEvent) -> None:
+        """Record a debug event (its own timestamp; payload = its fields + thread/resource ids)."""
+        fields = event.fields
+        if self.compact:
+            fields = {k: v for k, v in fields.items() if k not in _BULKY_DEBUG_FIELDS}
+        payload = {"threadId": event.thread_id, "resourceId": event.resource_id, **fields}
+        self.rows.events.append(event_row(self.conversation_id, "debug", event.type, event.timestamp, payload))
+
+    def on_call(self, call: ModelCall) -> None:
+        """Record a model call."""
+        self.rows.model_calls.append(call_row(self.conversation_id, call))
+
+
+def event_row(conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]) -> dict[str, Any]:
+    """An ``events`` row: typed columns pulled from the payload, the payload kept whole."""
+    return {
+        "conversation_id": conversation_id,
+        "ts": ts,
+        "kind": kind,
+        "type": type_,
+        "cycle_id": _text(payload.get("cycleId")),
+        "operation_type": _text(payload.get("operationType")),
+        "triggered_by": _text(payload.get("triggeredBy")),
+        "tokens_in": _first_int(payload, _TOKENS_IN_KEYS),
+        "tokens_out": _first_int(payload, _TOKENS_OUT_KEYS),
+        "duration_ms": _number(payload.get("durationMs")),
+        "record_id": _text(payload.get("recordId")),
+        "thread_id": _text(payload.get("threadId")),
+        "generation": _first_int(payload, ("generationCount",)),
+        "payload": payload,
+    }
+
+
+def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
+    """A ``model_calls`` row (``cycle_id`` from the engine's request metadata)."""
+    return {
+        "conversation_id": conversation_id,
+        "call_id": call.call_id,
+        "role": call.role,
+        "requested_model": call.requested_model,
+        "resolved_model": call.resolved_model,
+        "tier": call.tier,
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+        "cost_usd": call.cost_usd,
+        "latency_s": call.latency_s,
+        "started_at": call.started_at,
+        "attempts": call.attempts,
+        "cached": bool(call.cached),
+        "error": call.error,
+        "cycle_id": _text(call.metadata.get("cycleId")),
+    }
+
+
+def step_row(conversation_id: str, thread_id: str, step: int, ts: datetime, message_id: str | None,
+             result: StepResult, prompt_tokens: int) -> dict[str, Any]:
+    """A ``steps`` row from a :class:`StepResult` (see the module docstring for ``context_tokens``)."""
+    status = result.status
+    overhead = prompt_tokens if status.observation_tokens > 0 else 0
+    return {
+        "conversation_id": conversation_id,
+        "thread_id": thread_id,
+        "step": step,
+        "ts": ts,
+        "message_id": message_id,
+        "pending_tokens": status.pending_tokens,
+        "threshold": float(status.threshold),
+        "observation_tokens": status.observation_tokens,
+        "reflect_threshold": float(status.reflect_threshold),
+        "block_after": None if status.block_after is None else float(status.block_after),
+        "buffered_chunks": status.buffered_chunks,
+        "buffered_message_tokens": status.buffered_message_tokens,
+        "generation": status.generation_count,
+        "context_tokens": status.pending_tokens + status.observation_tokens + overhead,
+        "blocked_s": float(result.blocked_s),
+        "observed": bool(result.observed),
+        "activated": bool(result.activated),
+        "reflected": bool(result.reflected),
+    }
+
+
+async def replay_conversation(
+    conversation: Conversation,
+    engine_options: dict[str, Any],
+    *,
+    make_client: ClientFactory,
+    latency: LatencyModel,
+    ingest: str = "message",
+    timezone: str = "UTC",
+    scope: str = "thread",
+    debug_payloads: str = "full",
+    on_step: Callable[[int, int], None] | None = None,
+) -> ReplayResult:
+    """Feed ``conversation`` to a fresh engine in virtual time and record every row.
+
+    Args:
+        conversation: The conversation (its questions are not used here).
+        engine_options: ``observationalMemory`` options (camelCase as in the seed), models included.
+        make_client: Builds the model client, given the call recorder.
+        latency: Latency model of the virtual scheduler.
+        ingest: ``message`` or ``pair``.
+        timezone: IANA zone the engine dates observations in.
+        scope: Only ``thread`` (one thread per conversation) is implemented.
+        debug_payloads: ``full`` or ``compact`` (drop transcripts repeated in debug events).
+        on_step: Called with ``(steps done, steps total)`` after each step.
+
+    Raises:
+        ReplayError: ``scope`` is not ``thread``, or the conversation has no turns.
+        ModelCallError / engine errors: a model call failed under ``failurePolicy: abort``.
+    """
+    if scope != "thread":
+        raise ReplayError(f"scope {scope!r} is not implemented in the engine yet; use scope 'thread' "
+                          "(one thread per conversation, sessions in order)")
+    thread_id = thread_key(conversation.id)
+    messages = conversation_messages(conversation, thread_id)
+    if not messages:
+        raise ReplayError(f"conversation {conversation.id!r} has no turns to replay")
+    clock = VirtualClock(messages[0].created_at)
+    scheduler = VirtualScheduler(clock, latency)
+    recorder = RowRecorder(conversation.id, clock, debug_payloads=debug_payloads)
+    memory = ObservationalMemory(engine_options, scheduler=scheduler, client=make_client(recorder.on_call),
+                                 on_event=recorder.on_data, on_debug_event=recorder.on_debug, timezone=timezone)
+    prompt_tokens = memory_prompt_tokens(memory.counter)
+    batches = ingest_batches(messages, ingest)
+    observed: list[str] = []
+    step = 0
+    for step, batch in enumerate(batches, start=1):
+        clock.set(batch[-1].created_at)
+        result = await memory.add_messages(thread_id, batch)
+        observed.extend(result.observed_message_ids)
+        recorder.rows.steps.append(step_row(conversation.id, thread_id, step, clock.now(), batch[-1].id, result,
+                                            prompt_tokens))
+        if on_step is not None:
+            on_step(step, len(batches))
+    final = await memory.finalize(thread_id)
+    observed.extend(final.observed_message_ids)
+    recorder.rows.steps.append(step_row(conversation.id, thread_id, step + 1, clock.now(), None, final, prompt_tokens))
+    return ReplayResult(
+        thread_id=thread_id,
+        memory=memory,
+        rows=recorder.rows,
+        n_messages=len(messages),
+        n_message_tokens=memory.counter.count_messages(messages),
+        n_steps=len(batches),
+        observed_message_ids=observed,
+        blocked_s=scheduler.blocked_s,
+        final=final,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _first_int(payload: dict[str, Any], keys: Iterable[str]) -> int | None:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    return None
+
+
+__all__ = [
+    "ClientFactory",
+    "ReplayError",
+    "ReplayResult",
+    "ReplayRows",
+    "RowRecorder",
+    "call_row",
+    "conversation_messages",
+    "event_row",
+    "ingest_batches",
+    "memory_prompt_tokens",
+    "replay_conversation",
+    "step_row",
+    "thread_key",
+]

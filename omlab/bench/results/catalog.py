@@ -1,0 +1,196 @@
+"""ResultsCatalog: read every run under a results directory without ever blocking a writer.
+
+For each run the catalog opens ``<run_id>.duckdb`` read-only, runs one query and closes it again
+(it never keeps a file open, so a writer can always reopen a finished run to resume it). When a
+writer holds the file, DuckDB refuses to open it; the catalog then reads the Parquet shards the
+writer publishes at every flush (:mod:`omlab.bench.results.shards`), which hold every row flushed
+so far. Both paths return the same columns with the same dtypes
+(:func:`omlab.bench.results.schema.pandas_dtype`).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from omlab.bench.results.connect import ResultsSchemaError, RunLockedError, check_schema_version, open_run_file
+from omlab.bench.results.layout import list_run_ids, parts_path, run_path
+from omlab.bench.results.schema import KEYS, ORDER_BY, Column, columns_of, pandas_dtype
+from omlab.bench.results.shards import shard_files
+
+# A reader can land between a writer's close (file unlocked, shards being deleted) and its next
+# state, or catch a writer before its first publish: retry a few times before settling.
+_ATTEMPTS = 20
+_RETRY_PAUSE_S = 0.05
+
+Filters = Mapping[str, Any]
+
+
+class ResultsCatalog:
+    """Read-only view of the runs under ``results_dir`` (``<results_dir>/runs/*.duckdb``).
+
+    Runs being written by another process are read from their live snapshot, so their rows
+    appear as the writer flushes them. Nothing here writes, locks for long, or caches.
+    """
+
+    def __init__(self, results_dir: str | Path) -> None:
+        self.results_dir = Path(results_dir).expanduser()
+
+    def __repr__(self) -> str:
+        return f"ResultsCatalog({str(self.results_dir)!r})"
+
+    def run_ids(self) -> list[str]:
+        """Ids of every run with a file, sorted (generated ids sort by start time)."""
+        return list_run_ids(self.results_dir)
+
+    def is_live(self, run_id: str) -> bool:
+        """Whether a writer holds run ``run_id`` right now (reads then come from its snapshot)."""
+        try:
+            connection = open_run_file(self._path_of(run_id), read_only=True)
+        except RunLockedError:
+            return True
+        connection.close()
+        return False
+
+    def read_table(self, table: str, run_id: str | Iterable[str] | None = None,
+                   where: Filters | None = None) -> pd.DataFrame:
+        """Rows of ``table`` from the chosen runs, typed and ordered (schema ``ORDER_BY``).
+
+        Args:
+            table: A results table name (``runs``, ``conversations``, ``steps``, ``events``,
+                ``model_calls``, ``answers``, ``scores``, ``metrics``).
+            run_id: One run id, several, or None for every run.
+            where: ``{column: value}`` equality filters; a list/tuple/set value means "one of";
+                a None value means no filter on that column.
+
+        Raises:
+            ValueError: Unknown table, unknown filter column, or a run id with no file.
+
+        A run file that is not a readable results file is skipped with a warning.
+        """
+        columns = columns_of(table)
+        condition, parameters = _where(table, where or {})
+        frames = []
+        for one_run in self._resolve_runs(run_id):
+            try:
+                frames.append(self._read_run(one_run, table, condition, parameters))
+            except ResultsSchemaError as error:
+                warnings.warn(f"skipping run {one_run!r}: {error}", stacklevel=2)
+        if not frames:
+            return typed_frame(pd.DataFrame(columns=[c.name for c in columns]), table)
+        if len(frames) == 1:
+            return typed_frame(frames[0], table)
+        frame = typed_frame(pd.concat(frames, ignore_index=True), table)
+        return frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last",
+                                 ignore_index=True)
+
+    # ------------------------------------------------------------------ internals
+
+    def _path_of(self, run_id: str) -> Path:
+        return run_path(self.results_dir, run_id)
+
+    def _resolve_runs(self, run_id: str | Iterable[str] | None) -> list[str]:
+        if run_id is None:
+            return self.run_ids()
+        wanted = [run_id] if isinstance(run_id, str) else list(run_id)
+        missing = [one for one in wanted if not self._path_of(one).is_file()]
+        if missing:
+            raise ValueError(f"no run {', '.join(map(repr, missing))} under {self.results_dir}")
+        return wanted
+
+    def _read_run(self, run_id: str, table: str, condition: str, parameters: list[Any]) -> pd.DataFrame:
+        path, parts = self._path_of(run_id), parts_path(self.results_dir, run_id)
+        selected = ", ".join(f'"{c.name}"' for c in columns_of(table))
+        for attempt in range(_ATTEMPTS):
+            try:
+                connection = open_run_file(path, read_only=True)
+            except FileNotFoundError:  # deleted since it was listed
+                return pd.DataFrame(columns=[c.name for c in columns_of(table)])
+            except RunLockedError:
+                files = shard_files(parts, table)
+                if not files:
+                    if parts.is_dir() or attempt == _ATTEMPTS - 1:
+                        return pd.DataFrame(columns=[c.name for c in columns_of(table)])
+                    time.sleep(_RETRY_PAUSE_S)  # writer starting up, or closing right now
+                    continue
+                try:
+                    return _query_shards(table, files, selected, condition, parameters)
+                except duckdb.IOException:  # a shard vanished: the writer closed or republished
+                    time.sleep(_RETRY_PAUSE_S)
+                    continue
+            try:
+                check_schema_version(connection, path)
+                return connection.execute(
+                    f"SELECT {selected} FROM {table} WHERE {condition} ORDER BY {_order(table)}", parameters
+                ).df()
+            finally:
+                connection.close()
+        raise RunLockedError(f"could not read run {run_id!r}: its file and its live snapshot kept changing")
+
+
+def _query_shards(table: str, files: list[str], selected: str, condition: str,
+                  parameters: list[Any]) -> pd.DataFrame:
+    keys = KEYS.get(table)
+    latest = (
+        f"QUALIFY row_number() OVER (PARTITION BY {', '.join(keys)} ORDER BY filename DESC) = 1"
+        if keys else ""
+    )
+    sql = (
+        f"SELECT {selected} FROM (SELECT * FROM read_parquet(?, union_by_name = true, filename = true) "
+        f"{latest}) WHERE {condition} ORDER BY {_order(table)}"
+    )
+    connection = duckdb.connect()
+    try:
+        connection.execute("SET TimeZone = 'UTC'")
+        return connection.execute(sql, [files, *parameters]).df()
+    finally:
+        connection.close()
+
+
+def _where(table: str, filters: Filters) -> tuple[str, list[Any]]:
+    names = {c.name for c in columns_of(table)}
+    conditions, parameters = ["TRUE"], []
+    for column, value in filters.items():
+        if column not in names:
+            raise ValueError(f"cannot filter {table} on unknown column {column!r}")
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)):
+            values = list(value)
+            if not values:
+                conditions.append("FALSE")
+                continue
+            conditions.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
+            parameters.extend(values)
+        else:
+            conditions.append(f'"{column}" = ?')
+            parameters.append(value)
+    return " AND ".join(conditions), parameters
+
+
+def _order(table: str) -> str:
+    return ", ".join(f'"{name}" NULLS LAST' for name in ORDER_BY[table])
+
+
+def typed_frame(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """``frame`` with exactly the table's columns, in order, with the getters' dtypes."""
+    return pd.DataFrame(
+        {c.name: _typed_series(frame[c.name], c) for c in columns_of(table)}, index=frame.index
+    ).reset_index(drop=True)
+
+
+def _typed_series(series: pd.Series, column: Column) -> pd.Series:
+    dtype = pandas_dtype(column)
+    if column.kind == "time":
+        return pd.to_datetime(series, utc=True).dt.tz_convert("UTC").astype(dtype)
+    if str(series.dtype) == dtype:
+        return series
+    if column.kind in ("text", "json") and not pd.api.types.is_object_dtype(series.dtype):
+        return series  # already one of pandas' string dtypes
+    return series.astype(dtype)

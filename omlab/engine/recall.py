@@ -1,0 +1,1021 @@
+"""The ``recall`` tool: lets the actor read the raw messages behind its observations
+(``retrieval``, seed "Tool de rappel", om-reference §8).
+
+Three modes, with the seed's parameters and return shapes:
+
+* ``messages`` (default): page through a thread from a ``cursor`` message id (e.g. the start or
+  end of an observation group's ``range``), from ``threadId``'s first message, or from the
+  current thread's ``anchor`` (``start``/``end``). Positive ``page`` reads forward, negative
+  backward, 0 counts as 1. The cursor message itself is included in both directions, so
+  ``cursor=startId, page=1`` begins with the group's first message and ``cursor=endId, page=-1``
+  ends with its last one (the reference starts strictly after/before the cursor). ``detail``
+  ``low`` lists every message with short, indexed parts; ``high`` shows one part in full with
+  continuation hints; ``partIndex`` shows one part of the cursor message in full.
+* ``threads``: the resource's threads (newest first, ``page`` counted from 0), the current one
+  marked ``← current``, optionally ``before``/``after`` a date.
+* ``search``: messages ranked by a :class:`SearchIndex` (keyword BM25 or embeddings); only when
+  one is configured (``retrieval.vector``).
+
+Scope ``thread`` confines everything to the current thread; ``resource`` allows the resource's
+other threads. Bad parameters come back as ``{"error": "…"}`` so the agent can correct itself.
+Messages made only of ``data-*`` parts are invisible. The whole ``messages`` text is capped at
+:data:`OUTPUT_TOKEN_CAP` tokens (``truncated``, ``tokenOffset``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from omlab.engine.attachment_tokens import is_image_part
+from omlab.engine.messages import Message, Part, utc
+from omlab.engine.observation_groups import parse_range
+from omlab.engine.storage import Storage
+from omlab.engine.temporal_markers import is_temporal_marker
+from omlab.tokens.tokenx import estimate_token_count
+
+RecallScope = Literal["thread", "resource"]
+
+DEFAULT_LIMIT = 20
+LOW_TEXT_CHARS = 120
+LOW_RESULT_TOKENS = 60
+HIGH_RESULT_TOKENS = 4_000
+OUTPUT_TOKEN_CAP = 8_000
+MODES = ("messages", "threads", "search")
+DETAILS = ("low", "high")
+ANCHORS = ("start", "end")
+PART_TYPES = ("text", "tool-call", "tool-result", "reasoning", "image", "file")
+_PARAMETERS = (
+    "mode",
+    "query",
+    "cursor",
+    "threadId",
+    "anchor",
+    "page",
+    "limit",
+    "detail",
+    "partType",
+    "toolName",
+    "partIndex",
+    "before",
+    "after",
+)
+_SNAKE_ALIASES = {
+    "thread_id": "threadId",
+    "part_type": "partType",
+    "tool_name": "toolName",
+    "part_index": "partIndex",
+}
+_ELLIPSIS = "…"
+
+
+class RecallError(ValueError):
+    """A recall request the tool cannot answer; ``fields`` go into the error reply."""
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.fields = fields
+
+
+# --- search indexes ----------------------------------------------------------------------------
+
+
+class SearchIndex(Protocol):
+    """What ``mode: "search"`` needs: messages in, ranked ``(message_id, thread_id, score)`` out."""
+
+    def index(self, messages: Iterable[Message]) -> None: ...
+
+    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]: ...
+
+
+def searchable_text(message: Message) -> str:
+    """The words of a message worth finding: text, reasoning, tool names, arguments and results,
+    attachment names. Data parts and temporal markers give nothing."""
+    if is_temporal_marker(message):
+        return ""
+    pieces: list[str] = []
+    for part in message.visible_parts():
+        if part.type in ("text", "reasoning") and part.text:
+            pieces.append(part.text)
+        elif part.type == "tool-invocation":
+            pieces.append(part.tool_name or "")
+            if part.args is not None:
+                pieces.append(_plain(part.args))
+            if part.result is not None:
+                pieces.append(_plain(part.result))
+            if part.error_text:
+                pieces.append(part.error_text)
+        elif part.type in ("image", "file"):
+            pieces.append(part.filename or "")
+    return "\n".join(p for p in pieces if p)
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 or w.isdigit()]
+
+
+@dataclass(slots=True)
+class _Doc:
+    thread_id: str
+    resource_id: str | None
+    terms: Counter[str]
+    length: int
+
+
+class KeywordSearchIndex:
+    """A small in-process BM25 index over messages (``k1`` 1.2, ``b`` 0.75); no dependencies.
+
+    Re-indexing a message id replaces it. Scores are BM25 sums; ties are broken by message id.
+    """
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._docs: dict[str, _Doc] = {}
+        self._df: Counter[str] = Counter()
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def index(self, messages: Iterable[Message]) -> None:
+        """Add (or replace) messages; those without searchable text are dropped."""
+        for message in messages:
+            self.remove([message.id])
+            terms = Counter(_terms(searchable_text(message)))
+            if not terms or message.thread_id is None:
+                continue
+            doc = _Doc(message.thread_id, message.resource_id, terms, sum(terms.values()))
+            self._docs[message.id] = doc
+            self._df.update(terms.keys())
+            self._total_length += doc.length
+
+    def remove(self, message_ids: Iterable[str]) -> None:
+        """Forget these messages (unknown ids are ignored)."""
+        for message_id in message_ids:
+            doc = self._docs.pop(message_id, None)
+            if doc is None:
+                continue
+            self._df.subtract(doc.terms.keys())
+            self._total_length -= doc.length
+
+    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]:
+        """The ``k`` best ``(message_id, thread_id, score)`` for ``query`` (score > 0 only),
+        restricted to ``resource_id`` when given."""
+        query_terms = set(_terms(query))
+        if not query_terms or not self._docs or k <= 0:
+            return []
+        count = len(self._docs)
+        average = self._total_length / count
+        idf = {
+            t: math.log(1 + (count - self._df[t] + 0.5) / (self._df[t] + 0.5))
+            for t in query_terms
+            if self._df[t] > 0
+        }
+        scored: list[tuple[str, str, float]] = []
+        for message_id, doc in self._docs.items():
+            if resource_id is not None and doc.resource_id != resource_id:
+                continue
+            score = 0.0
+            norm = self.k1 * (1 - self.b + self.b * doc.length / average)
+            for term, weight in idf.items():
+                tf = doc.terms.get(term, 0)
+                if tf:
+                    score += weight * tf * (self.k1 + 1) / (tf + norm)
+            if score > 0:
+                scored.append((message_id, doc.thread_id, score))
+        scored.sort(key=lambda hit: (-hit[2], hit[0]))
+        return scored[:k]
+
+
+class EmbeddingSearchIndex:
+    """Semantic search by cosine similarity of embeddings.
+
+    ``embed`` maps a list of texts to one vector each (e.g. a litellm embedding model wrapped by
+    the caller). Vectors are kept normalised in a numpy matrix.
+    """
+
+    def __init__(
+        self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, batch_size: int = 64
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.embed = embed
+        self.batch_size = batch_size
+        self._ids: list[str] = []
+        self._meta: dict[str, tuple[str, str | None]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._matrix: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self.embed(texts), dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ValueError(f"the embedder returned shape {vectors.shape} for {len(texts)} texts")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+    def index(self, messages: Iterable[Message]) -> None:
+        """Embed and add (or replace) messages; those without searchable text are dropped."""
+        batch = [(m, searchable_text(m)) for m in messages if m.thread_id is not None]
+        batch = [(m, text) for m, text in batch if text.strip()]
+        for start in range(0, len(batch), self.batch_size):
+            chunk = batch[start : start + self.batch_size]
+            vectors = self._embed([text for _, text in chunk])
+            for (message, _), vector in zip(chunk, vectors, strict=True):
+                if self._vectors and vector.shape != next(iter(self._vectors.values())).shape:
+                    raise ValueError(
+                        f"embedding size changed: {vector.shape[0]} after "
+                        f"{next(iter(self._vectors.values())).shape[0]}"
+                    )
+                self._vectors[message.id] = vector
+                self._meta[message.id] = (message.thread_id, message.resource_id)  # type: ignore[assignment]
+        self._matrix = None
+
+    def remove(self, message_ids: Iterable[str]) -> None:
+        """Forget these messages (unknown ids are ignored)."""
+        for message_id in message_ids:
+            self._vectors.pop(message_id, None)
+            self._meta.pop(message_id, None)
+        self._matrix = None
+
+    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]:
+        """The ``k`` most similar ``(message_id, thread_id, cosine)``, best first."""
+        if not query.strip() or not self._vectors or k <= 0:
+            return []
+        if self._matrix is None:
+            self._ids = list(self._vectors)
+            self._matrix = np.stack([self._vectors[i] for i in self._ids])
+        query_vector = self._embed([query])[0]
+        scores = self._matrix @ query_vector
+        order = sorted(range(len(self._ids)), key=lambda i: (-scores[i], self._ids[i]))
+        hits: list[tuple[str, str, float]] = []
+        for i in order:
+            thread_id, owner = self._meta[self._ids[i]]
+            if resource_id is not None and owner != resource_id:
+                continue
+            hits.append((self._ids[i], thread_id, float(scores[i])))
+            if len(hits) == k:
+                break
+        return hits
+
+
+# --- formatting helpers ------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _stamp(dt: datetime) -> str:
+    return f"{utc(dt):%Y-%m-%d %H:%M:%S}Z"
+
+
+def _cut_chars(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rstrip() + _ELLIPSIS
+
+
+def _thread_date(dt: datetime) -> str:
+    return f"{utc(dt):%Y-%m-%d %H:%MZ}"
+
+
+def _message_header(message: Message) -> str:
+    return f"**{message.role} ({_stamp(message.created_at)})** [{message.id}]:"
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """A visible message and the (index, part) pairs the filters keep."""
+
+    message: Message
+    parts: list[tuple[int, Part]]
+
+    @property
+    def key(self) -> tuple[datetime, str]:
+        return (utc(self.message.created_at), self.message.id)
+
+
+def _part_matches(part: Part, part_type: str | None, tool_name: str | None) -> bool:
+    if tool_name is not None and (part.type != "tool-invocation" or part.tool_name != tool_name):
+        return False
+    if part_type is None:
+        return True
+    if part_type == "tool-call":
+        return part.type == "tool-invocation"
+    if part_type == "tool-result":
+        return part.type == "tool-invocation" and part.state in ("result", "output-error", "output-denied")
+    if part_type == "image":
+        return part.type in ("image", "file") and is_image_part(part)
+    if part_type == "file":
+        return part.type == "file" and not is_image_part(part)
+    return part.type == part_type
+
+
+# --- the tool ----------------------------------------------------------------------------------
+
+
+class RecallTool:
+    """The ``recall`` tool over a :class:`~omlab.engine.storage.Storage`.
+
+    Args:
+        storage: where threads and messages live.
+        scope: ``thread`` (only ``current_thread_id``) or ``resource`` (every thread of
+            ``resource_id``).
+        current_thread_id: the thread the agent is in (``threadId: "current"``).
+        resource_id: the user whose threads may be read (resource scope).
+        search_index: enables ``mode: "search"``.
+        token_count: the estimator behind the result and output caps.
+
+    Call it as ``await tool(**params)`` or ``tool.run(params)``; both return the reply dict.
+    """
+
+    name = "recall"
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        scope: RecallScope = "resource",
+        current_thread_id: str,
+        resource_id: str | None = None,
+        search_index: SearchIndex | None = None,
+        token_count: Callable[[str], int] = estimate_token_count,
+    ) -> None:
+        if scope not in ("thread", "resource"):
+            raise ValueError(f"retrieval.scope must be 'thread' or 'resource', got {scope!r}")
+        if not current_thread_id:
+            raise ValueError("RecallTool needs the current thread id")
+        self.storage = storage
+        self.scope: RecallScope = scope
+        self.current_thread_id = current_thread_id
+        self.resource_id = resource_id
+        self.search_index = search_index
+        self.token_count = token_count
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool schema for this tool's scope and search availability."""
+        return tool_schema(self.scope, vector=self.search_index is not None)
+
+    async def __call__(self, **params: Any) -> dict[str, Any]:
+        return self.run(params)
+
+    def run(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Answer one recall request (see the module docstring); errors come back as
+        ``{"error": message, …}``."""
+        try:
+            given = _normalise_params(params or {})
+            mode = given.get("mode", "messages")
+            if mode not in MODES:
+                raise RecallError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+            if mode == "threads":
+                return self._threads(given)
+            if mode == "search":
+                return self._search(given)
+            return self._messages(given)
+        except RecallError as err:
+            return {"error": str(err), **err.fields}
+
+    # ------------------------------------------------------------------ thread access
+
+    def _check_thread(self, thread_id: str, via: str) -> None:
+        if thread_id == self.current_thread_id:
+            return
+        if self.scope == "thread":
+            raise RecallError(f"{via} points to another thread; recall is limited to the current thread here")
+        thread = self.storage.get_thread(thread_id)
+        if thread is None or (self.resource_id is not None and thread.resource_id != self.resource_id):
+            raise RecallError(
+                f'unknown thread {thread_id!r}; use mode "threads" to list the available threads'
+            )
+
+    def _visible_messages(self, thread_id: str) -> list[Message]:
+        messages = [m for m in self.storage.get_messages(thread_id) if m.visible_parts()]
+        messages.sort(key=lambda m: (utc(m.created_at), m.id))
+        return messages
+
+    def _range_hint(self, cursor: str) -> RecallError:
+        pieces = [p for p in cursor.split(",") if p.strip()]
+        start, _ = self._split_range(pieces[0])
+        _, end = self._split_range(pieces[-1])
+        return RecallError(
+            f"cursor must be ONE message id, but {cursor!r} is an observation-group range. Use its start "
+            f"id {start!r} (cursor={start!r}, page=1 reads the group forward) or its end id {end!r} "
+            f"(cursor={end!r}, page=-1 reads back from its end).",
+            startId=start,
+            endId=end,
+        )
+
+    def _split_range(self, text: str) -> tuple[str, str]:
+        text = text.strip()
+        for index, char in enumerate(text):
+            if (
+                char == ":"
+                and self.storage.get_message(text[:index])
+                and self.storage.get_message(text[index + 1 :])
+            ):
+                return text[:index], text[index + 1 :]
+        return parse_range(text)
+
+    # ------------------------------------------------------------------ messages
+
+    def _messages(self, p: dict[str, Any]) -> dict[str, Any]:
+        detail = _choice(p, "detail", DETAILS, "low")
+        anchor = _choice(p, "anchor", ANCHORS, "start")
+        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
+        page = _integer(p, "page", 1) or 1
+        part_type = _choice(p, "partType", PART_TYPES, None)
+        tool_name = _string(p, "toolName")
+        part_index = _integer(p, "partIndex", None, minimum=0)
+        cursor = _string(p, "cursor")
+        thread_param = _string(p, "threadId")
+        if thread_param == "current":
+            thread_param = self.current_thread_id
+
+        cursor_message: Message | None = None
+        if cursor is not None:
+            cursor_message = self.storage.get_message(cursor)
+            if cursor_message is None:
+                if ":" in cursor:
+                    raise self._range_hint(cursor)
+                raise RecallError(
+                    f"no message with id {cursor!r}; cursor must be a message id, e.g. from a group range"
+                )
+            if cursor_message.thread_id is None:
+                raise RecallError(f"message {cursor!r} belongs to no thread")
+            if thread_param is not None and thread_param != cursor_message.thread_id:
+                raise RecallError(
+                    f"cursor {cursor!r} is not in thread {thread_param!r}; drop one of cursor and threadId"
+                )
+            thread_id = cursor_message.thread_id
+            self._check_thread(thread_id, f"cursor {cursor!r}")
+        elif thread_param is not None:
+            thread_id = thread_param
+            self._check_thread(thread_id, f"threadId {thread_id!r}")
+        else:
+            thread_id = self.current_thread_id
+
+        messages = self._visible_messages(thread_id)
+        base = {"threadId": thread_id, "limit": limit, "detail": detail}
+        if part_index is not None:
+            if cursor_message is None:
+                raise RecallError("partIndex needs cursor: the id of the message whose part you want")
+            return self._cap({**base, **self._single_part(messages, cursor_message, part_index, page)})
+
+        views = [
+            _View(
+                m,
+                [
+                    (i, part)
+                    for i, part in enumerate(m.visible_parts())
+                    if _part_matches(part, part_type, tool_name)
+                ],
+            )
+            for m in messages
+        ]
+        views = [v for v in views if v.parts]
+        keys = [v.key for v in views]
+        count_all = len(views)
+        if cursor_message is not None:
+            cursor_key = (utc(cursor_message.created_at), cursor_message.id)
+            if page > 0:
+                lo = min(bisect_left(keys, cursor_key) + (page - 1) * limit, count_all)
+                hi = min(lo + limit, count_all)
+            else:
+                hi = max(bisect_right(keys, cursor_key) - (-page - 1) * limit, 0)
+                lo = max(hi - limit, 0)
+            backward = page < 0
+            cursor_id = cursor_message.id
+        else:
+            number = abs(page)
+            if anchor == "start":
+                lo = min((number - 1) * limit, count_all)
+                hi = min(lo + limit, count_all)
+            else:
+                hi = max(count_all - (number - 1) * limit, 0)
+                lo = max(hi - limit, 0)
+            backward = anchor == "end"
+            cursor_id = (views[0] if anchor == "start" else views[-1]).message.id if views else None
+        window = views[lo:hi]
+        reply: dict[str, Any] = {**base, "cursor": cursor_id, "page": page}
+        if detail == "low" or not window:
+            text = "\n\n".join(_low_message(v, part_type) for v in window)
+            if not window:
+                if count_all:
+                    text = "No messages on this page."
+                else:
+                    text = (
+                        "No messages match partType/toolName."
+                        if part_type or tool_name
+                        else "No messages found."
+                    )
+            reply.update(messages=text, count=len(window), hasNextPage=hi < count_all, hasPrevPage=lo > 0)
+            return self._cap(reply)
+        shown = window[-1] if backward else window[0]
+        position = keys.index(shown.key)
+        index, part = shown.parts[0]
+        later = [i for i, _ in shown.parts[1:]]
+        if backward:
+            neighbour = views[position - 1] if position > 0 else None
+        else:
+            neighbour = views[position + 1] if position + 1 < count_all else None
+        hints = []
+        if later:
+            hints.append(f"next part: partIndex={later[0]} (cursor={shown.message.id})")
+        if neighbour is not None:
+            hints.append(f"next message: cursor={neighbour.message.id}" + (", page=-1" if backward else ""))
+        text = self._high_message(shown.message, index, part, part_type, hints)
+        reply.update(messages=text, count=1, hasNextPage=position + 1 < count_all, hasPrevPage=position > 0)
+        return self._cap(reply)
+
+    def _single_part(
+        self, messages: list[Message], message: Message, part_index: int, page: int
+    ) -> dict[str, Any]:
+        parts = message.visible_parts()
+        if not parts:
+            raise RecallError(f"message {message.id!r} has no visible parts")
+        if part_index >= len(parts):
+            raise RecallError(
+                f"message {message.id!r} has {len(parts)} part(s): partIndex 0 to {len(parts) - 1}"
+            )
+        ids = [m.id for m in messages]
+        position = ids.index(message.id) if message.id in ids else -1
+        hints = []
+        if part_index + 1 < len(parts):
+            hints.append(f"next part: partIndex={part_index + 1} (cursor={message.id})")
+        if 0 <= position < len(ids) - 1:
+            hints.append(f"next message: cursor={ids[position + 1]}")
+        text = self._high_message(message, part_index, parts[part_index], None, hints)
+        return {
+            "messages": text,
+            "count": 1,
+            "cursor": message.id,
+            "page": page,
+            "hasNextPage": 0 <= position < len(ids) - 1,
+            "hasPrevPage": position > 0,
+        }
+
+    def _high_message(
+        self, message: Message, index: int, part: Part, part_type: str | None, hints: list[str]
+    ) -> str:
+        total = len(message.visible_parts())
+        lines = [
+            f"{_message_header(message)} part {index + 1} of {total}",
+            f"[p{index}] {self._high_part(part, part_type)}",
+        ]
+        lines.extend(hints)
+        return "\n".join(lines)
+
+    def _high_part(self, part: Part, part_type: str | None) -> str:
+        kind = part.type
+        if kind == "text":
+            return part.text or ""
+        if kind == "reasoning":
+            return f"[Reasoning]\n{part.text or ''}"
+        if kind == "tool-invocation":
+            name = part.tool_name or "tool"
+            pieces = []
+            if part_type != "tool-result":
+                args = _pretty(part.args) if part.args is not None else "{}"
+                pieces.append(f"[Tool Call: {name}]\n{self._cap_tokens(args, HIGH_RESULT_TOKENS)}")
+            if part_type != "tool-call":
+                if part.state == "result":
+                    pieces.append(
+                        f"[Tool Result: {name}]\n{self._cap_tokens(_pretty(part.result), HIGH_RESULT_TOKENS)}"
+                    )
+                elif part.state in ("output-error", "output-denied"):
+                    label = "Tool Error" if part.state == "output-error" else "Tool Denied"
+                    pieces.append(f"[{label}: {name}] {part.error_text or ''}".rstrip())
+            return "\n".join(pieces)
+        if kind in ("image", "file"):
+            label = "Image" if is_image_part(part) else "File"
+            details = ", ".join(
+                x for x in (part.mime_type, f"{part.size_bytes} bytes" if part.size_bytes else None) if x
+            )
+            url = (
+                part.data
+                if isinstance(part.data, str) and part.data.startswith(("http://", "https://"))
+                else None
+            )
+            return (
+                f"[{label}: {part.filename or part.mime_type or 'attachment'}]"
+                + (f" ({details})" if details else "")
+                + (f" {url}" if url else "")
+            )
+        return _pretty({"type": part.type, "text": part.text})
+
+    def _cap_tokens(self, text: str, limit: int) -> str:
+        tokens = self.token_count(text)
+        if tokens <= limit:
+            return text
+        kept = _prefix_within(text, limit, self.token_count)
+        return f"{kept}{_ELLIPSIS} [about {tokens - self.token_count(kept)} more tokens not shown]"
+
+    def _cap(self, reply: dict[str, Any]) -> dict[str, Any]:
+        text = reply.get("messages", "")
+        tokens = self.token_count(text)
+        if tokens > OUTPUT_TOKEN_CAP:
+            kept = _prefix_within(text, OUTPUT_TOKEN_CAP, self.token_count)
+            reply["messages"] = (
+                kept + f"\n{_ELLIPSIS} [output truncated: page with a smaller limit or use partIndex]"
+            )
+            reply["truncated"] = True
+            reply["tokenOffset"] = tokens - self.token_count(kept)
+        return reply
+
+    # ------------------------------------------------------------------ threads
+
+    def _threads(self, p: dict[str, Any]) -> dict[str, Any]:
+        page = _integer(p, "page", 0, minimum=0)
+        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
+        before = _date(p, "before")
+        after = _date(p, "after")
+        if self.scope == "thread":
+            thread = self.storage.get_thread(self.current_thread_id)
+            threads = [thread] if thread is not None else []
+        else:
+            if self.resource_id is None:
+                raise RecallError("no resource id is known, so other threads cannot be listed")
+            threads = list(self.storage.list_threads(self.resource_id))
+        if before is not None:
+            threads = [t for t in threads if utc(t.created_at) < before]
+        if after is not None:
+            threads = [t for t in threads if utc(t.created_at) > after]
+        threads.sort(key=lambda t: (utc(t.created_at), t.id), reverse=True)
+        shown = threads[page * limit : (page + 1) * limit]
+        lines = []
+        for thread in shown:
+            title = (thread.title or "").strip() or "(untitled)"
+            line = (
+                f"- **{title}** — id: `{thread.id}` · created {_thread_date(thread.created_at)} · "
+                f"updated {_thread_date(thread.updated_at)}"
+            )
+            if thread.id == self.current_thread_id:
+                line += " ← current"
+            lines.append(line)
+        text = "\n".join(lines) if lines else "No threads found."
+        return {
+            "threads": text,
+            "count": len(shown),
+            "page": page,
+            "hasMore": (page + 1) * limit < len(threads),
+        }
+
+    # ------------------------------------------------------------------ search
+
+    def _search(self, p: dict[str, Any]) -> dict[str, Any]:
+        if self.search_index is None:
+            raise RecallError(
+                'search is not available here (semantic recall is off); use mode "threads" '
+                'and "messages" instead'
+            )
+        query = _string(p, "query")
+        if not query:
+            raise RecallError('mode "search" needs a query')
+        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
+        wanted = limit if self.scope == "resource" else max(limit * 5, 50)
+        hits = []
+        for message_id, thread_id, score in self.search_index.search(query, wanted, self.resource_id):
+            if self.scope == "thread" and thread_id != self.current_thread_id:
+                continue
+            message = self.storage.get_message(message_id)
+            if message is None or not message.visible_parts():
+                continue
+            hits.append((message, thread_id, score))
+            if len(hits) == limit:
+                break
+        if not hits:
+            return {"results": "No matching messages.", "count": 0}
+        by_thread: dict[str, list[tuple[Message, float]]] = {}
+        for message, thread_id, score in hits:
+            by_thread.setdefault(thread_id, []).append((message, score))
+        blocks = []
+        for thread_id, found in by_thread.items():
+            thread = self.storage.get_thread(thread_id)
+            title = (thread.title if thread is not None else None) or "(untitled)"
+            current = " ← current" if thread_id == self.current_thread_id else ""
+            lines = [f"### {title} — thread id: `{thread_id}`{current}"]
+            for message, score in found:
+                preview = _cut_chars(searchable_text(message), LOW_TEXT_CHARS)
+                lines.append(
+                    f"- score {score:.3f} · {message.role} ({_stamp(message.created_at)}): {preview}\n"
+                    f"  cursor: `{message.id}`"
+                )
+            blocks.append("\n".join(lines))
+        return {"results": "\n\n".join(blocks), "count": len(hits)}
+
+
+def _low_message(view: _View, part_type: str | None) -> str:
+    lines = [_message_header(view.message)]
+    for index, part in view.parts:
+        lines.append(f"[p{index}] {_low_part(part, part_type)}")
+    return "\n".join(lines)
+
+
+def _low_result(value: Any) -> str:
+    text = " ".join(_plain(value).split())
+    if estimate_token_count(text) > LOW_RESULT_TOKENS:
+        text = _prefix_within(text, LOW_RESULT_TOKENS, estimate_token_count).rstrip() + _ELLIPSIS
+    return _cut_chars(text, LOW_TEXT_CHARS)
+
+
+def _low_part(part: Part, part_type: str | None) -> str:
+    kind = part.type
+    if kind == "text":
+        return _cut_chars(part.text or "", LOW_TEXT_CHARS)
+    if kind == "reasoning":
+        return f"[Reasoning] {_cut_chars(part.text or '', LOW_TEXT_CHARS)}"
+    if kind == "tool-invocation":
+        name = part.tool_name or "tool"
+        outcome = ""
+        if part.state == "result":
+            outcome = _low_result(part.result) if part.result not in (None, "") else "[empty result]"
+        elif part.state in ("output-error", "output-denied"):
+            outcome = ("error: " if part.state == "output-error" else "denied: ") + _cut_chars(
+                part.error_text or "", LOW_TEXT_CHARS
+            )
+        if part_type == "tool-result":
+            return f"[Tool Result: {name}] {outcome}".rstrip()
+        if part_type == "tool-call" or not outcome:
+            return f"[Tool Call: {name}]"
+        return f"[Tool Call: {name}] → {outcome}"
+    if kind in ("image", "file"):
+        label = "Image" if is_image_part(part) else "File"
+        return f"[{label}: {part.filename or part.mime_type or 'attachment'}]"
+    return f"[{kind}]"
+
+
+def _prefix_within(text: str, limit: int, count: Callable[[str], int]) -> str:
+    """The longest prefix of ``text`` whose count is at most ``limit`` (binary search; counts
+    are monotone in the prefix length for every estimator omlab uses)."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(text[:mid]) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
+
+# --- parameters --------------------------------------------------------------------------------
+
+
+def _normalise_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    given: dict[str, Any] = {}
+    for key, value in params.items():
+        name = _SNAKE_ALIASES.get(key, key)
+        if name not in _PARAMETERS:
+            raise RecallError(f"unknown parameter {key!r}; recall takes {', '.join(_PARAMETERS)}")
+        if value is None:
+            continue
+        given[name] = value
+    return given
+
+
+def _choice(p: Mapping[str, Any], name: str, allowed: Sequence[str], default: Any) -> Any:
+    value = p.get(name, default)
+    if value is default:
+        return value
+    if value not in allowed:
+        raise RecallError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+def _integer(p: Mapping[str, Any], name: str, default: int | None, *, minimum: int | None = None) -> Any:
+    value = p.get(name, default)
+    if value is default:
+        return value
+    if (
+        isinstance(value, str)
+        and re.fullmatch(r"\s*-?[0-9]+\s*", value)
+        or isinstance(value, float)
+        and value.is_integer()
+    ):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecallError(f"{name} must be an integer; got {value!r}")
+    if minimum is not None and value < minimum:
+        raise RecallError(f"{name} must be >= {minimum}; got {value}")
+    return value
+
+
+def _string(p: Mapping[str, Any], name: str) -> str | None:
+    value = p.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RecallError(f"{name} must be a string; got {value!r}")
+    return value.strip() or None
+
+
+def _date(p: Mapping[str, Any], name: str) -> datetime | None:
+    value = _string(p, name)
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise RecallError(
+            f"{name}: {value!r} is not an ISO 8601 date (e.g. 2026-03-15 or 2026-03-10T00:00:00Z)"
+        ) from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+# --- schema and instructions -------------------------------------------------------------------
+
+
+def tool_schema(scope: RecallScope = "resource", vector: bool = False) -> dict[str, Any]:
+    """The OpenAI function-tool schema of ``recall`` for a scope; ``search`` and ``query`` only
+    when semantic search is on; ``threadId``/``before``/``after`` only in resource scope."""
+    modes = ["messages", "threads", *(["search"] if vector else [])]
+    properties: dict[str, Any] = {
+        "mode": {
+            "type": "string",
+            "enum": modes,
+            "description": (
+                "messages (default): read raw messages; threads: list conversations"
+                + ("; search: find messages similar to query" if vector else "")
+                + "."
+            ),
+        },
+    }
+    if vector:
+        properties["query"] = {"type": "string", "description": "What to look for (mode search)."}
+    properties["cursor"] = {
+        "type": "string",
+        "description": (
+            "ONE message id to read from, e.g. the start or the end id of an observation group's "
+            "range `startId:endId` (never the whole range)."
+        ),
+    }
+    if scope == "resource":
+        properties["threadId"] = {
+            "type": "string",
+            "description": (
+                'Read another thread by id (from mode threads), or "current". Without cursor, reading '
+                "starts at the thread's first message."
+            ),
+        }
+    properties.update(
+        {
+            "anchor": {
+                "type": "string",
+                "enum": list(ANCHORS),
+                "description": (
+                    "Without cursor: read from the oldest (start, default) or the newest (end) message."
+                ),
+            },
+            "page": {
+                "type": "integer",
+                "description": (
+                    "messages: 1, 2, … read forward from the cursor, -1, -2, … backward (0 counts as 1). "
+                    "threads: page number from 0."
+                ),
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Items per page (default {DEFAULT_LIMIT}).",
+            },
+            "detail": {
+                "type": "string",
+                "enum": list(DETAILS),
+                "description": (
+                    "low (default): every message, short parts indexed [p0], [p1]…; high: one part in full "
+                    "(tool arguments and results) with hints to continue."
+                ),
+            },
+            "partType": {
+                "type": "string",
+                "enum": list(PART_TYPES),
+                "description": "Only parts of this type (messages).",
+            },
+            "toolName": {"type": "string", "description": "Only calls and results of this tool (messages)."},
+            "partIndex": {
+                "type": "integer",
+                "minimum": 0,
+                "description": ("With cursor: show part [pN] of that message in full."),
+            },
+        }
+    )
+    if scope == "resource":
+        properties["before"] = {
+            "type": "string",
+            "description": "threads: created before this ISO date (2026-03-15).",
+        }
+        properties["after"] = {
+            "type": "string",
+            "description": "threads: created after this ISO date (2026-03-01).",
+        }
+    where = "this conversation" if scope == "thread" else "the user's conversations"
+    return {
+        "type": "function",
+        "function": {
+            "name": "recall",
+            "description": (
+                f"Read the original messages of {where} behind your memory's observations: exact "
+                "wording, code, numbers, links, tool output."
+            ),
+            "parameters": {"type": "object", "properties": properties, "additionalProperties": False},
+        },
+    }
+
+
+def retrieval_instructions(
+    scope: RecallScope = "resource", *, vector: bool = False, custom: str | None = None
+) -> str:
+    """The recall guidance appended to the memory prompt (omlab's wording), for a scope and with
+    search only when it is available; ``custom`` (``retrieval.instructions``) comes last."""
+    lines = [
+        "RECALLING ORIGINAL MESSAGES",
+        (
+            "Your observations are a summary. Observation groups are headed `## Group `id`` with "
+            "`_range: `startId:endId`_`: the ids of the first and last raw message behind them. The "
+            "`recall` tool reads those raw messages."
+        ),
+        (
+            "- Use recall when the user wants something repeated, shown or reproduced; when exact "
+            "content matters (code, quotes, error messages, URLs, file paths, numbers); when your "
+            "memory lacks the detail asked for; or to check a fact before relying on it. When the "
+            "user refers to specific past content, recall it rather than guess."
+        ),
+        (
+            "- Do not use recall for broad summaries or for general preferences your observations "
+            "already state."
+        ),
+        (
+            "- Pass ONE id as cursor, never the whole range: cursor=startId with page=1 reads the "
+            'group forward; cursor=endId with page=-1 reads back from its end. detail="high" shows '
+            "one part in full; partIndex=N shows part [pN] of the cursor message."
+        ),
+    ]
+    if scope == "resource":
+        if vector:
+            lines.append(
+                '- To find something from another conversation, start with mode="search" and a '
+                "query; each result gives a thread id and a message id to use as cursor. If the "
+                'results look unrelated, list the conversations with mode="threads" (filter '
+                'with before/after) and read the likely one with mode="messages" and its '
+                "threadId: raw history can exist that no observation points to."
+            )
+        else:
+            lines.append(
+                "- To find something from another conversation, list the conversations with "
+                'mode="threads" (filter with before/after), then read one with '
+                'mode="messages" and its threadId.'
+            )
+    else:
+        lines.append("- recall only reads this conversation.")
+        if vector:
+            lines.append(
+                '- mode="search" with a query finds messages of this conversation by meaning; '
+                "use the message id it returns as cursor."
+            )
+    text = "\n".join(lines)
+    if custom and custom.strip():
+        text += "\n\n" + custom.strip()
+    return text
+
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "OUTPUT_TOKEN_CAP",
+    "EmbeddingSearchIndex",
+    "KeywordSearchIndex",
+    "RecallError",
+    "RecallTool",
+    "SearchIndex",
+    "retrieval_instructions",
+    "searchable_text",
+    "tool_schema",
+]

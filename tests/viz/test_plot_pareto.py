@@ -1,0 +1,108 @@
+"""The Pareto front helper (hand-computed and property-tested) and the cost-vs-accuracy scatter."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omlab.viz.plots import pareto_front, plot_cost_vs_accuracy
+from tests.viz.frames import legend_texts, no_data_note, render, title
+
+
+def _points():
+    return pd.DataFrame(
+        {
+            "label": ["A", "B", "C", "D", "E", "F"],
+            "cost_usd": [1.0, 2.0, 3.0, 2.0, 0.5, math.nan],
+            "accuracy": [0.5, 0.7, 0.6, 0.7, 0.4, 0.9],
+        },
+        index=[10, 11, 12, 13, 14, 15],
+    )
+
+
+def test_front_hand_computed():
+    mask = pareto_front(_points(), "cost_usd", "accuracy")
+    # C is beaten by B (cheaper and more accurate); B and D tie and both stay; F has no cost.
+    assert mask.to_dict() == {10: True, 11: True, 12: False, 13: True, 14: True, 15: False}
+
+
+def test_front_directions_flip():
+    points = _points().iloc[:5]
+    # maximise cost, minimise accuracy: C (most expensive) and E (least accurate) win, and A
+    # (1.0, 0.5) survives too: only E is less accurate, and E is cheaper; C beats B and D.
+    mask = pareto_front(points, "cost_usd", "accuracy", minimize_x=False, maximize_y=False)
+    assert mask.tolist() == [True, False, True, False, True]
+
+
+def test_front_needs_its_columns():
+    with pytest.raises(ValueError, match="missing columns.*accuracy"):
+        pareto_front(pd.DataFrame({"cost_usd": [1]}), "cost_usd", "accuracy")
+
+
+_coordinate = st.one_of(st.integers(0, 6).map(float), st.just(math.nan))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_coordinate, _coordinate), min_size=1, max_size=25))
+def test_front_invariants(pairs):
+    frame = pd.DataFrame(pairs, columns=["x", "y"])
+    mask = pareto_front(frame, "x", "y").to_numpy()
+    valid = frame.notna().all(axis=1).to_numpy()
+    xs, ys = frame["x"].to_numpy(), frame["y"].to_numpy()
+
+    def dominates(j: int, i: int) -> bool:
+        return xs[j] <= xs[i] and ys[j] >= ys[i] and (xs[j] < xs[i] or ys[j] > ys[i])
+
+    assert not (mask & ~valid).any()
+    for i in np.flatnonzero(mask):
+        assert not any(dominates(j, i) for j in np.flatnonzero(valid))
+    for i in np.flatnonzero(valid & ~mask):
+        assert any(dominates(j, i) for j in np.flatnonzero(mask))
+    assert mask.any() == valid.any()
+
+
+def test_plot_marks_and_names_the_front():
+    points = _points().iloc[:5].assign(lo=lambda f: f["accuracy"] - 0.05, hi=lambda f: f["accuracy"] + 0.05)
+    ax = plot_cost_vs_accuracy(points)
+    render(ax)
+    dominated, front = ax.collections[-2], ax.collections[-1]
+    assert [tuple(p) for p in dominated.get_offsets()] == [(3.0, 0.6)]
+    assert sorted(tuple(p) for p in front.get_offsets()) == [(0.5, 0.4), (1.0, 0.5), (2.0, 0.7), (2.0, 0.7)]
+    front_line = next(line for line in ax.lines if line.get_drawstyle() == "steps-post")
+    assert list(front_line.get_xdata()) == [0.5, 1.0, 2.0, 2.0]
+    assert sorted(t.get_text() for t in ax.texts) == ["A", "B", "C", "D", "E"]  # few points: all named
+    assert "Pareto front (4): nothing is cheaper and as accurate" in legend_texts(ax)
+    assert "dominated (1)" in legend_texts(ax)
+    assert ax.get_xlabel() == "cost (USD) (lower is better)"
+    assert title(ax) == "Cost vs accuracy"
+
+
+def test_many_points_name_only_the_front():
+    n = 30
+    points = pd.DataFrame(
+        {
+            "label": [f"p{i}" for i in range(n)],
+            "cost_usd": np.arange(n, dtype=float),
+            "accuracy": np.r_[0.9, np.full(n - 1, 0.1)],
+        }
+    )
+    ax = plot_cost_vs_accuracy(points, log_x=False)
+    assert [t.get_text() for t in ax.texts] == ["p0"]
+
+
+def test_free_runs_are_flagged_in_the_title():
+    points = _points().iloc[:3].assign(cost_usd=0.0)
+    ax = plot_cost_vs_accuracy(points)
+    assert title(ax) == "Cost vs accuracy (every cost is $0: offline run)"
+
+
+def test_empty_and_bad_input():
+    assert no_data_note(plot_cost_vs_accuracy(_points().iloc[0:0])) == "no data: no configs to compare"
+    assert no_data_note(plot_cost_vs_accuracy(_points().iloc[[5]].assign(accuracy=None))) is not None
+    with pytest.raises(ValueError, match="missing columns.*label"):
+        plot_cost_vs_accuracy(_points().drop(columns=["label"]))
