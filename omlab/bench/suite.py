@@ -251,6 +251,8 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
     if not isinstance(prices, Mapping):
         raise SuiteError(source, "models.prices", "must be a table of model = priced-as model or {input_per_mtok, output_per_mtok}")
     _known_keys(models_table, tuple(DEFAULT_MODELS), "models", source)
+    for role, spec in models_table.items():
+        _check_model(spec, f"models.{role}", source)
     suite = Suite(
         name=name,
         source=source,
@@ -272,6 +274,8 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
         if section in suite.engine and not isinstance(suite.engine[section], Mapping):
             raise SuiteError(source, f"engine.{section}", "must be a table")
     for cell in expand_grid(suite):
+        for role in ("actor", "judge"):
+            _check_model(cell.models[role], f"models.{role}", source)
         _check_engine(cell, source)
     return suite
 
@@ -455,6 +459,15 @@ def _run(table: Mapping[str, Any], source: str) -> RunSpec:
     _known_keys(table, RunSpec.__slots__, "run", source)
     return RunSpec(workers=_positive_int(table, "workers", "run", source, None),
                    concurrency=_positive_int(table, "concurrency", "run", source, 4))
+
+
+def _check_model(spec: Any, where: str, source: str) -> None:
+    from omlab.llm.spec import ModelSpecError, coerce_model_spec
+
+    try:
+        coerce_model_spec(spec)
+    except (ModelSpecError, TypeError, ValueError) as error:
+        raise SuiteError(source, where, str(error)) from None
 
 
 def _check_engine(cell: SuiteCell, source: str) -> None:

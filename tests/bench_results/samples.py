@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -33,12 +32,17 @@ def open_writer(results_dir: str, run_id: str, **options) -> RunWriter:
 
 
 def write_run(results_dir: str, run_id: str, batches: int, batch_size: int, answers: int,
-              pause_s: float = 0.0) -> None:
-    """A whole run: ``batches`` x ``batch_size`` events, ``answers`` answers, one conversation."""
+              halfway: object = None, go: object = None) -> None:
+    """A whole run: ``batches`` x ``batch_size`` events, ``answers`` answers, one conversation.
+    With ``halfway``/``go`` events: after half the batches, flush, set ``halfway`` and wait for
+    ``go``."""
     with open_writer(results_dir, run_id, flush_rows=1000, flush_seconds=0.05) as writer:
         for batch in range(batches):
+            if halfway is not None and batch == batches // 2:
+                writer.flush()
+                halfway.set()
+                go.wait(60)
             writer.add_events(event_rows(batch_size, start=batch * batch_size))
-            time.sleep(pause_s)
         writer.add_answers([{"question_id": f"q{i}", "conversation_id": "c1", "hypothesis": f"h{i}",
                              "status": "ok"} for i in range(answers)])
         writer.mark_conversation("c1", "prepare", "done")

@@ -26,12 +26,15 @@ from omlab.llm.cache import (
 )
 from omlab.llm.client import ModelCallError, ModelClient
 from omlab.llm.offline import OfflineResult
+from omlab.llm.pricing import Price
 from omlab.llm.spec import ModelByInputTokens, ModelWithRetries, ResolvedAttempt
 from omlab.llm.types import ModelRequest, Usage
 
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "Where do I live?"}]
 API_KEY = "sk-live-do-not-store-0123456789"
 HEADER_SECRET = "Bearer header-secret-987654"
+# Explicit prices keep litellm (seconds to import) out of this file.
+PRICES = {"openai/gpt-4o-mini": Price(0.15, 0.60), "openai/gpt-4o": Price(2.5, 10.0)}
 
 
 def base_request(**changes) -> ModelRequest:
@@ -234,8 +237,9 @@ def test_pickling_carries_path_and_mode_only(tmp_path):
     assert (copy.path, copy.mode, copy.stats()) == (cache.path, "read", CacheStats())
 
 
-def _write_entries(path: str, start: int, count: int) -> None:
+def _write_entries(path: str, start: int, count: int, barrier) -> None:
     cache = ResponseCache(path)
+    barrier.wait(timeout=30)  # both create the file and write at the same moment
     for i in range(start, start + count):
         cache.store(entry(f"v1:{i:05d}", text=f"answer {i}", provider_metadata={"i": i}))
 
@@ -243,7 +247,8 @@ def _write_entries(path: str, start: int, count: int) -> None:
 def test_two_processes_write_the_same_file(tmp_path):
     path = str(tmp_path / "shared.sqlite")
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_write_entries, args=(path, start, 300)) for start in (0, 150)]
+    barrier = context.Barrier(2)
+    workers = [context.Process(target=_write_entries, args=(path, start, 300, barrier)) for start in (0, 150)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -287,7 +292,7 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
     path = tmp_path / "c.sqlite"
     questions = [f"question {i}" for i in range(3)]
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    first = ModelClient(remote=remote, cache=ResponseCache(path))
+    first = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(path))
     first_answers = [
         await first.complete(ModelRequest(model=fallback_spec(), messages=[{"role": "user", "content": q}]))
         for q in questions
@@ -296,7 +301,7 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
     assert [r.cached for r in first_answers] == [False] * 3
 
     rerun_remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    rerun = ModelClient(remote=rerun_remote, cache=ResponseCache(path, mode="strict"))
+    rerun = ModelClient(remote=rerun_remote, prices=PRICES, cache=ResponseCache(path, mode="strict"))
     again = [
         await rerun.complete(ModelRequest(model=fallback_spec(), messages=[{"role": "user", "content": q}]))
         for q in questions
@@ -317,7 +322,7 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
 
 async def test_secrets_never_reach_the_cache_file(tmp_path):
     path = tmp_path / "c.sqlite"
-    client = ModelClient(remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), cache=ResponseCache(path))
+    client = ModelClient(remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), prices=PRICES, cache=ResponseCache(path))
     await client.complete(ModelRequest(model=fallback_spec(), messages=MESSAGES))
     client.cache.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
@@ -327,7 +332,7 @@ async def test_secrets_never_reach_the_cache_file(tmp_path):
 
 async def test_strict_miss_raises_unwrapped_and_is_recorded(tmp_path):
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    client = ModelClient(remote=remote, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
+    client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
     with pytest.raises(CacheMissError, match="strict mode and has no entry for openai/gpt-4o .*fallbacks tried") as caught:
         await client.complete(ModelRequest(model=fallback_spec(), messages=MESSAGES))
     assert remote.calls == []
@@ -338,7 +343,7 @@ async def test_strict_miss_raises_unwrapped_and_is_recorded(tmp_path):
 async def test_read_mode_serves_hits_but_records_nothing(tmp_path):
     path = tmp_path / "c.sqlite"
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    reader = ModelClient(remote=remote, cache=ResponseCache(path, mode="read"))
+    reader = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(path, mode="read"))
     await reader.complete(ModelRequest(model="openai/gpt-4o-mini", messages=MESSAGES))
     await reader.complete(ModelRequest(model="openai/gpt-4o-mini", messages=MESSAGES))
     assert len(remote.calls) == 2 and ResponseCache(path).size() == 0
@@ -348,10 +353,10 @@ async def test_read_mode_serves_hits_but_records_nothing(tmp_path):
 async def test_off_mode_bypasses_a_filled_cache(tmp_path):
     path = tmp_path / "c.sqlite"
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    await ModelClient(remote=remote, cache=ResponseCache(path)).complete(
+    await ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(path)).complete(
         ModelRequest(model="openai/gpt-4o-mini", messages=MESSAGES)
     )
-    off = ModelClient(remote=remote, cache=ResponseCache(path, mode="off"))
+    off = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(path, mode="off"))
     response = await off.complete(ModelRequest(model="openai/gpt-4o-mini", messages=MESSAGES))
     assert response.cached is False and len(remote.calls) == 2
     assert off.cache.stats() == CacheStats() and ResponseCache(path).size() == 1
@@ -390,9 +395,9 @@ async def test_tiers_cache_separately_and_offline_models_are_cached(tmp_path, mo
 async def test_an_unhashable_request_skips_the_cache_outside_strict_mode(tmp_path):
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
     odd = [{"role": "user", "content": "hi", "extra": object()}]
-    client = ModelClient(remote=remote, cache=ResponseCache(tmp_path / "c.sqlite"))
+    client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite"))
     response = await client.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))
     assert response.text == "mini / hi" and client.cache.size() == 0
-    strict = ModelClient(remote=remote, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
+    strict = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
     with pytest.raises(ModelCallError, match="CacheKeyError"):
         await strict.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))

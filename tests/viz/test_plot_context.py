@@ -198,3 +198,12 @@ def test_without_step_times_events_cannot_be_placed_and_flags_are_used():
     with pytest.raises(ValueError, match="no ts"):
         plot_context_timeline(sawtooth_steps().assign(ts=pd.NaT), x="time")
     render(plot_context_timeline(sawtooth_steps().assign(ts=pd.NaT), events))
+
+
+def test_several_events_at_one_step_are_counted_as_such():
+    events = events_frame(
+        [{"ts": minutes(6), "type": "data-om-activation", "operation_type": "observation"}] * 3
+        + [{"ts": minutes(2), "type": "data-om-activation", "operation_type": "observation"}]
+    )
+    ax = plot_context_timeline(sawtooth_steps(), events)
+    assert "activation of buffered observations (4 at 2 steps)" in legend_texts(ax)

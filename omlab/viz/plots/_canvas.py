@@ -36,6 +36,8 @@ def draw_no_data(ax: Axes, *, title: str, reason: str) -> Axes:
     style_axes(ax, title=title, xlabel="", ylabel="", grid_axis="")
     ax.set_xticks([])
     ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
     ax.text(
         0.5,
         0.5,

@@ -372,7 +372,9 @@ def _draw_event_lanes(ax: Axes, markers: pd.DataFrame, marker_xs: np.ndarray) ->
         chosen = (markers["kind"] == kind).to_numpy()
         y = 1.0 - _LANE_MARGIN / 2 - (lane + 0.5) * _LANE_HEIGHT
         count = int(chosen.sum())
-        label = f"{EVENT_LABELS[kind]} ({count})"
+        # One activation step can activate several chunks: say so rather than hide stacked markers.
+        at_steps = markers.loc[chosen, "step"].nunique()
+        label = f"{EVENT_LABELS[kind]} ({count}" + (f" at {at_steps} steps)" if at_steps < count else ")")
         if kind == "blocking":
             label = (
                 f"{EVENT_LABELS[kind]} ({count} step{'s' if count != 1 else ''}, "

@@ -1,0 +1,142 @@
+"""Running conversation jobs concurrently while one process writes the results.
+
+Two executors, chosen by the runner:
+
+* **processes** (offline runs: every model is a built-in ``omlab/`` model, so the work is CPU
+  bound): a pool of worker processes (``forkserver`` start method where available, so workers
+  never inherit the writer's threads or DuckDB connection). Each worker runs whole conversations
+  and sends their records back; the parent applies them. One writer process per run file.
+* **asyncio** (provider-bound runs): conversations in flight on one event loop, at most
+  ``concurrency`` at a time, sharing provider rate limits; records are applied as they come, so
+  each finished question is checkpointed at once.
+
+:class:`RecordSink` applies records in the parent: rows to the :class:`RunWriter`, phase marks as
+checkpoints, finished questions to the progress bar and the ``on_question`` hook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+from omlab.bench.phases import ConversationJob, PhaseMark, QuestionDone, Record, TableRows, run_conversation, \
+    run_conversation_in_worker
+from omlab.bench.progress import Progress
+from omlab.bench.results import RunWriter
+
+T = TypeVar("T")
+QuestionHook = Callable[[str, str], None]
+"""Called as ``hook(phase, question_id)`` once a question's rows are handed to the writer."""
+
+_ADD = {"steps": "add_steps", "events": "add_events", "model_calls": "add_model_calls", "answers": "add_answers",
+        "scores": "add_scores"}
+
+
+class RecordSink:
+    """Applies job records to a run writer, a progress bar and an optional hook (parent side)."""
+
+    def __init__(self, writer: RunWriter, progress: Progress | None = None, on_question: QuestionHook | None = None):
+        self.writer = writer
+        self.progress = progress
+        self.on_question = on_question
+
+    def __call__(self, record: Record) -> None:
+        if isinstance(record, TableRows):
+            getattr(self.writer, _ADD[record.table])(record.rows)
+        elif isinstance(record, PhaseMark):
+            self.writer.mark_conversation(record.conversation_id, record.phase, record.status,
+                                          started_at=record.started_at, error=record.error,
+                                          n_messages=record.n_messages, n_message_tokens=record.n_message_tokens)
+            if record.phase == "prepare" and self.progress is not None:
+                self.progress.advance()
+        elif isinstance(record, QuestionDone):
+            if self.progress is not None:
+                self.progress.advance()
+            if self.on_question is not None:
+                self.on_question(record.phase, record.question_id)
+        else:  # pragma: no cover - Record is a closed union
+            raise TypeError(f"unknown record {record!r}")
+
+
+def run_in_processes(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], workers: int) -> None:
+    """Run ``jobs`` in ``workers`` processes; apply each job's records when it finishes."""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        futures = [pool.submit(run_conversation_in_worker, job) for job in jobs]
+        try:
+            for future in as_completed(futures):
+                for record in future.result():
+                    sink(record)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def run_in_event_loop(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], concurrency: int,
+                      limits: Any = None) -> None:
+    """Run ``jobs`` as asyncio tasks, ``concurrency`` at a time; records are applied as they come."""
+
+    async def run_all() -> None:
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(job: ConversationJob) -> None:
+            async with gate:
+                await run_conversation(job, sink, limits=limits)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for job in jobs:
+                    group.create_task(one(job))
+        except BaseExceptionGroup as group_error:
+            # one failing task cancels the others; surface the first real error, not the group
+            raise group_error.exceptions[0] from None
+
+    run_coroutine(run_all)
+
+
+def run_coroutine(factory: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion, also when called from a running loop (Jupyter): then on a
+    private loop in a helper thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())  # type: ignore[arg-type]
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(factory())  # type: ignore[arg-type]
+        except BaseException as error:  # re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="omlab-runner")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def shared_provider_limits() -> Any:
+    """One provider-limits object for a whole asyncio run, when the model layer offers them."""
+    try:
+        from omlab.llm.limits import ProviderLimits  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return ProviderLimits()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["omlab.bench.phases"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+__all__ = ["QuestionHook", "RecordSink", "run_coroutine", "run_in_event_loop", "run_in_processes",
+           "shared_provider_limits"]

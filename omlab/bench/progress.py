@@ -1,0 +1,128 @@
+"""A plain-text progress bar with rate and ETA that also works without a terminal.
+
+On a TTY the line is redrawn in place (``\\r``) at most every ``interval_s`` seconds; otherwise
+(CI logs, pipes, notebooks) a full line is printed at most every ``log_interval_s`` seconds, plus
+the final line. Nothing is printed when ``enabled`` is False. The ETA extrapolates the average
+rate since the first unit finished (a warm-up such as worker start-up does not count as work)::
+
+    quickstart [default]  12/40  30%  1.9/s  elapsed 0:06  ETA 0:15
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+
+def format_duration(seconds: float) -> str:
+    """``h:mm:ss`` or ``m:ss``."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """Count units of work towards ``total`` and show rate and ETA.
+
+    Args:
+        total: Units expected (0 shows a counter without percentage or ETA).
+        label: Printed first on the line.
+        stream: Where to write (default ``sys.stderr``).
+        enabled: False makes every method a no-op.
+        interval_s: Minimum seconds between redraws on a TTY.
+        log_interval_s: Minimum seconds between lines when not on a TTY.
+        clock: Injectable monotonic clock (tests).
+    """
+
+    def __init__(self, total: int, label: str = "", *, stream: TextIO | None = None, enabled: bool = True,
+                 interval_s: float = 0.2, log_interval_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = max(0, int(total))
+        self.label = label
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._interval = interval_s if self._tty else log_interval_s
+        self._clock = clock
+        self._start = clock()
+        self._first_done_at: float | None = None
+        self._first_done_count = 0
+        self._last_draw = float("-inf")
+        self._closed = False
+
+    def advance(self, units: int = 1) -> None:
+        """Record ``units`` more units done; redraw if it is time."""
+        if units <= 0:
+            return
+        if self._first_done_at is None:
+            self._first_done_at = self._clock()
+            self._first_done_count = units
+        self.done += units
+        now = self._clock()
+        if now - self._last_draw >= self._interval:
+            self._draw(now)
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the average rate so far, or None before there is a rate."""
+        rate = self.rate()
+        if not self.total or rate is None or rate <= 0:
+            return None
+        return max(0.0, (self.total - self.done) / rate)
+
+    def rate(self) -> float | None:
+        """Units per second since the first unit finished (None before two measurements)."""
+        if self._first_done_at is None:
+            return None
+        elapsed = self._clock() - self._first_done_at
+        counted = self.done - self._first_done_count
+        if elapsed <= 0 or counted <= 0:
+            return None
+        return counted / elapsed
+
+    def line(self) -> str:
+        """The current status line."""
+        parts = [self.label] if self.label else []
+        if self.total:
+            parts.append(f"{self.done}/{self.total}  {100 * self.done / self.total:3.0f}%")
+        else:
+            parts.append(str(self.done))
+        rate = self.rate()
+        if rate is not None:
+            parts.append(f"{rate:.2f}/s" if rate < 10 else f"{rate:.0f}/s")
+        parts.append(f"elapsed {format_duration(self._clock() - self._start)}")
+        eta = self.eta_s()
+        if eta is not None and self.done < self.total:
+            parts.append(f"ETA {format_duration(eta)}")
+        return "  ".join(parts)
+
+    def close(self) -> None:
+        """Print the final line (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.enabled:
+            self._draw(self._clock(), final=True)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _draw(self, now: float, *, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        self._last_draw = now
+        text = self.line()
+        if self._tty:
+            self.stream.write("\r\x1b[2K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+__all__ = ["Progress", "format_duration"]

@@ -1,0 +1,223 @@
+"""Everything a conversation job needs to know about its run, as plain picklable data.
+
+:class:`RunSettings` is built once per run from a :class:`~omlab.bench.suite.SuiteCell` and sent
+to every job (in this process or a worker process). It knows how to build the job's model client
+(response cache, prices) and latency model, and computes the run's hashes:
+
+* ``engine_hash``: the engine's own :meth:`~omlab.engine.config.OMConfig.config_hash`;
+* ``prepare_key(conversation)``: which prepared memory a conversation can reuse: engine hash,
+  ingestion options, latency model, prices and the conversation's content digest (the actor and
+  judge are not in it, so swapping them reuses the prepared memory);
+* ``run_hash(...)``: the run's ``config_hash``: everything that changes results (engine, models,
+  prices, latency, replay, scoring, the dataset and its limits). Never parallelism or cache mode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omlab.bench.datasets.provenance import conversations_digest
+from omlab.bench.schema import Conversation
+from omlab.bench.suite import ReplaySpec, ScoringSpec, SuiteCell, SuiteError
+from omlab.engine.config import OMConfig
+from omlab.engine.scheduler import (
+    FixedLatency,
+    LatencyModel,
+    LognormalLatency,
+    MeasuredLatency,
+    PerModelLatency,
+    TokenRateLatency,
+)
+from omlab.llm.client import ModelClient
+from omlab.llm.types import ModelCall
+
+HASH_VERSION = 1
+CACHE_FILE = "responses.sqlite"
+PREPARED_DIR = "om"
+
+
+def cache_dir(results_dir: str | Path) -> Path:
+    """``<results>/cache``: the response cache file and the prepared memories live here."""
+    return Path(results_dir) / "cache"
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """A run's resolved settings (picklable; see the module docstring)."""
+
+    suite: str
+    config_name: str
+    engine_options: dict[str, Any]
+    models: dict[str, Any]
+    prices: dict[str, Any]
+    latency: dict[str, Any]
+    replay: ReplaySpec
+    scoring: ScoringSpec
+    dataset_kind: str
+    phases: tuple[str, ...]
+    cache_mode: str = "write"
+    cache_path: str | None = None
+    prepared_dir: str | None = None
+    judge_prompts_path: str | None = None
+    grid_point: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_cell(cls, cell: SuiteCell, *, results_dir: str | Path, cache_mode: str | None = None,
+                  reuse_prepared: bool | None = None) -> RunSettings:
+        """Settings of one suite cell; ``cache_mode``/``reuse_prepared`` override the suite's ``[cache]``."""
+        suite = cell.suite
+        prompts = suite.scoring.judge_prompts
+        if prompts is not None:
+            prompts = str((Path(suite.base_dir) / prompts).resolve())
+            if not Path(prompts).is_file():
+                raise SuiteError(suite.source, "scoring.judge_prompts", f"no such file {prompts}")
+        caches = cache_dir(results_dir)
+        mode = cache_mode or suite.cache.mode
+        reuse = suite.cache.prepared if reuse_prepared is None else reuse_prepared
+        return cls(
+            suite=suite.name,
+            config_name=cell.name,
+            engine_options=cell.engine,
+            models={role: cell.models[role] for role in ("observer", "reflector", "actor", "judge")},
+            prices=dict(suite.prices),
+            latency=suite.latency,
+            replay=suite.replay,
+            scoring=suite.scoring,
+            dataset_kind=suite.dataset.kind,
+            phases=suite.phases,
+            cache_mode=mode,
+            cache_path=str(caches / CACHE_FILE),
+            prepared_dir=str(caches / PREPARED_DIR) if reuse else None,
+            judge_prompts_path=prompts,
+            grid_point=dict(cell.point),
+        )
+
+    # ------------------------------------------------------------------ hashes
+
+    def engine_config(self) -> OMConfig:
+        return OMConfig.from_options(self.engine_options)
+
+    def engine_hash(self) -> str:
+        return self.engine_config().config_hash()
+
+    def prepare_identity(self) -> dict[str, Any]:
+        """What decides a prepared memory, apart from the conversation itself."""
+        return {
+            "version": HASH_VERSION,
+            "engine": self.engine_hash(),
+            "ingest": self.replay.ingest,
+            "timezone": self.replay.timezone,
+            "debug_payloads": self.replay.debug_payloads,
+            "latency": self.latency,
+            "prices": self.prices,
+        }
+
+    def prepare_key(self, conversation: Conversation) -> str:
+        """sha256 of :meth:`prepare_identity` and the conversation's content digest."""
+        return _sha256({"prepare": self.prepare_identity(), "conversation": conversations_digest([conversation])})
+
+    def run_hash(self, dataset_identity: Mapping[str, Any]) -> str:
+        """The run's ``config_hash`` (see the module docstring)."""
+        return _sha256({
+            "prepare": self.prepare_identity(),
+            "actor": self.models["actor"],
+            "judge": self.models["judge"],
+            "scoring": {**asdict(self.scoring), "judge_prompts": _file_digest(self.judge_prompts_path)},
+            "dataset": dict(dataset_identity),
+        })
+
+    def describe(self) -> dict[str, Any]:
+        """The resolved settings as JSON (the runs row's ``config_json``)."""
+        return {
+            "engine_options": self.engine_options,
+            "engine": self.engine_config().to_dict(include_runtime=False),
+            "engine_hash": self.engine_hash(),
+            "models": self.models,
+            "prices": self.prices,
+            "latency": self.latency,
+            "replay": asdict(self.replay),
+            "scoring": asdict(self.scoring),
+            "phases": list(self.phases),
+            "grid_point": self.grid_point,
+        }
+
+    # ------------------------------------------------------------------ builders
+
+    def make_client(self, on_call: Callable[[ModelCall], None], *, limits: Any = None) -> ModelClient:
+        """A model client that records calls with ``on_call``, priced with ``prices``, reading and
+        writing the response cache in ``cache_mode`` (and sharing provider ``limits`` if given)."""
+        options: dict[str, Any] = {"on_call": on_call, "prices": self.prices}
+        accepted = inspect.signature(ModelClient).parameters
+        if self.cache_mode != "off" and "cache" in accepted:
+            from omlab.llm.cache import ResponseCache
+
+            options["cache"] = ResponseCache(self.cache_path, mode=self.cache_mode)
+        if limits is not None and "limits" in accepted:
+            options["limits"] = limits
+        return ModelClient(**options)
+
+    def latency_for(self, conversation_id: str) -> LatencyModel:
+        """The latency model of one conversation's replay. Lognormal draws are seeded from the
+        suite's latency seed and the conversation id, so a replay is reproducible on its own."""
+        seed = int(hashlib.sha256(f"{self.latency.get('seed', 0)}:{conversation_id}".encode()).hexdigest()[:8], 16)
+        by_name = {name: build_latency(spec, seed) for name, spec in self.latency.get("by_name", {}).items()}
+        default = build_latency(self.latency.get("default", {"kind": "token-rate"}), seed)
+        return PerModelLatency(by_name, default) if by_name else default
+
+    def all_models_offline(self) -> bool:
+        """Whether every model of the run is a built-in ``omlab/`` model (CPU-bound, no provider)."""
+        names: list[str | None] = []
+        for spec in self.models.values():
+            names.extend(model_strings(spec))
+        return bool(names) and all(isinstance(n, str) and n.startswith("omlab/") for n in names)
+
+
+def build_latency(spec: Mapping[str, Any], seed: int = 0) -> LatencyModel:
+    """A latency model from a ``[latency]`` entry (kinds: fixed, lognormal, token-rate, measured)."""
+    kind = spec.get("kind")
+    params = {k: v for k, v in spec.items() if k != "kind"}
+    if kind == "fixed":
+        return FixedLatency(float(params["seconds"]))
+    if kind == "lognormal":
+        return LognormalLatency(float(params["median_s"]), float(params.get("sigma", 0.5)), seed=seed)
+    if kind == "token-rate":
+        return TokenRateLatency(**{k: float(v) for k, v in params.items()})
+    if kind == "measured":
+        return MeasuredLatency()
+    raise ValueError(f"unknown latency kind {kind!r}; kinds: fixed, lognormal, token-rate, measured")
+
+
+def model_strings(spec: Any) -> list[str | None]:
+    """The ``provider/model`` strings a JSON-style model spec can reach (None for a callable)."""
+    if isinstance(spec, str):
+        return [spec]
+    if isinstance(spec, Mapping):
+        if "model" in spec:
+            return model_strings(spec["model"])
+        table = spec.get("upTo", spec.get("up_to"))
+        if isinstance(table, Mapping):
+            return [name for tier in table.values() for name in model_strings(tier)]
+        return [None]
+    if isinstance(spec, (list, tuple)):
+        return [name for entry in spec for name in model_strings(entry)]
+    return [None]
+
+
+def _file_digest(path: str | None) -> str | None:
+    if path is None:
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _sha256(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+__all__ = ["RunSettings", "build_latency", "cache_dir", "model_strings"]

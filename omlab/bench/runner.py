@@ -1,0 +1,303 @@
+"""Running a suite: one run per grid cell, resumable, with conversations in parallel.
+
+:func:`run_suite` expands the suite's grid and runs each cell with :func:`run_cell`:
+
+1. load the dataset (limits applied) and resolve the cell's :class:`RunSettings`;
+2. pick the run: ``resume=RUN_ID``, else (``auto_resume``) the latest unfinished run of the same
+   suite and ``config_hash``, else a new run (:mod:`omlab.bench.resume`);
+3. open its :class:`~omlab.bench.results.RunWriter` (reopening a resumed run, after discarding
+   half-written prepare phases), and build one job per conversation with what it still needs
+   (``completed()``, ``answered_questions()``, ``scored_questions()``);
+4. run the jobs (:mod:`omlab.bench.execution`): a process pool for offline runs, asyncio for
+   provider-bound ones; the parent writes every row;
+5. compute the run's metrics from its frames (:mod:`omlab.bench.metrics`), write them, close the run.
+
+A killed run resumed later repeats nothing that was checkpointed and duplicates no rows. With a
+grid and several workers on an offline suite, cells run in parallel processes instead (each its
+own run and writer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from omlab.bench.execution import RecordSink, run_in_event_loop, run_in_processes, shared_provider_limits
+from omlab.bench.execution import _context as _pool_context
+from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
+from omlab.bench.phases import ConversationJob
+from omlab.bench.progress import Progress
+from omlab.bench.results import ResultsCatalog, RunWriter
+from omlab.bench.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
+from omlab.bench.run_settings import RunSettings
+from omlab.bench.schema import Conversation, DatasetInfo
+from omlab.bench.suite import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
+
+DEFAULT_RESULTS_DIR = "results"
+
+
+class RunnerError(RuntimeError):
+    """A run that cannot start as asked."""
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """How to run a suite (these never change a run's ``config_hash`` except ``limit``).
+
+    Attributes:
+        results_dir: Where run files, caches and reports go.
+        resume: A run id to resume (must match the suite's configuration).
+        auto_resume: Resume the latest unfinished run of the same suite and config hash.
+        limit: At most this many conversations (on top of the suite's own ``limit``).
+        cache_mode: Overrides ``[cache] mode`` (off, read, write, strict).
+        reuse_prepared: Overrides ``[cache] prepared``.
+        workers: Processes for offline runs (default: ``[run] workers``, else min(2, CPUs)).
+        concurrency: Conversations in flight for provider-bound runs (default ``[run] concurrency``).
+        progress: Show a progress bar on ``stream`` (default stderr).
+        on_question: ``hook(phase, question_id)`` after each question is recorded (tests use it to
+            stop a run half-way).
+        sweep_id: Recorded in the runs row's notes, to group the runs of one sweep.
+    """
+
+    results_dir: str | Path = DEFAULT_RESULTS_DIR
+    resume: str | None = None
+    auto_resume: bool = True
+    limit: int | None = None
+    cache_mode: str | None = None
+    reuse_prepared: bool | None = None
+    workers: int | None = None
+    concurrency: int | None = None
+    progress: bool = True
+    stream: TextIO | None = None
+    on_question: Callable[[str, str], None] | None = None
+    sweep_id: str | None = None
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one run did."""
+
+    run_id: str
+    suite: str
+    config_name: str
+    config_hash: str
+    status: str
+    resumed: bool
+    n_conversations: int
+    n_questions: int
+    wall_s: float
+    metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> list[RunSummary]:
+    """Run every cell of ``suite`` (a :class:`Suite` or a TOML path); one summary per cell."""
+    suite = suite if isinstance(suite, Suite) else load_suite(suite)
+    options = options or RunOptions()
+    cells = expand_grid(suite)
+    if options.resume is not None and len(cells) > 1:
+        cells = [_cell_of_run(cells, options)]
+    workers = _workers(suite, options)
+    parallel_cells = len(cells) > 1 and workers > 1 and _offline(cells[0], options)
+    if parallel_cells:
+        return _run_cells_in_processes(cells, options, workers)
+    return [run_cell(cell, options) for cell in cells]
+
+
+def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
+    """Run (or resume) one configuration of a suite; see the module docstring."""
+    options = options or RunOptions()
+    started = time.monotonic()
+    suite = cell.suite
+    results_dir = Path(options.results_dir)
+    info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
+    settings = RunSettings.from_cell(cell, results_dir=results_dir, cache_mode=options.cache_mode,
+                                     reuse_prepared=options.reuse_prepared)
+    identity = {**suite.dataset.identity(), "limit": _effective_limit(suite.dataset, options.limit),
+                "sha256": info.sha256, "revision": info.revision}
+    config_hash = settings.run_hash(identity)
+    run_id, resumed = _choose_run(results_dir, suite.name, config_hash, options)
+    state = read_resume_state(results_dir, run_id) if resumed else ResumeState()
+    if resumed:
+        writer = RunWriter.open_existing(results_dir, run_id)
+        for conversation_id in sorted(state.orphaned_prepare):
+            writer.discard_conversation(conversation_id, "prepare")
+    else:
+        writer = RunWriter(results_dir, run_info=_run_info(suite, cell, settings, config_hash, info, options))
+    with writer:
+        jobs = _jobs(conversations, settings, writer, state)
+        total = sum(job.work_units() for job in jobs)
+        label = f"{suite.name} [{cell.name}] {writer.run_id}"
+        with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
+            sink = RecordSink(writer, progress, options.on_question)
+            _execute([job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options)
+        writer.flush()
+        metrics = compute_metrics(load_run_frames(ResultsCatalog(results_dir), writer.run_id),
+                                  dataset_kind=settings.dataset_kind, on_missing=suite.scoring.on_missing)
+        writer.add_metrics(metrics_records(metrics))
+    return RunSummary(run_id=writer.run_id, suite=suite.name, config_name=cell.name, config_hash=config_hash,
+                      status="finished", resumed=resumed, n_conversations=len(conversations),
+                      n_questions=sum(len(c.questions) for c in conversations), wall_s=time.monotonic() - started,
+                      metrics=metrics)
+
+
+def load_conversations(spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None
+                       ) -> tuple[DatasetInfo, list[Conversation]]:
+    """Load a suite's dataset: the first ``min(spec.limit, limit)`` conversations, each with at
+    most ``spec.questions_per_conversation`` questions."""
+    from omlab.bench.datasets import load_jsonl, load_locomo, load_longmemeval, load_synthetic
+
+    pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
+    sha = {} if spec.expected_sha256 is None else {"expected_sha256": spec.expected_sha256}
+    if spec.kind == "synthetic":
+        extra = {k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None}
+        count = _effective_limit(spec, limit)
+        seeds = list(spec.seeds)[:count] if count else list(spec.seeds)
+        info, conversations = load_synthetic(seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra)
+    elif spec.kind == "longmemeval":
+        path = _resolve(spec.path, base_dir) if spec.path else None
+        info, conversations = load_longmemeval(path, spec.subset, revision=spec.revision, **sha, **pace)
+    elif spec.kind == "locomo":
+        source = spec.path if spec.path.startswith(("http://", "https://")) else _resolve(spec.path, base_dir)
+        info, conversations = load_locomo(source, **sha, **pace)
+    else:
+        info, conversations = load_jsonl(_resolve(spec.path, base_dir), **sha, **pace)
+    count = _effective_limit(spec, limit)
+    if count is not None:
+        conversations = conversations[:count]
+    if spec.questions_per_conversation is not None:
+        conversations = [dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation])
+                         for c in conversations]
+    return info, conversations
+
+
+# --------------------------------------------------------------------------- run choice
+
+
+def _choose_run(results_dir: Path, suite: str, config_hash: str, options: RunOptions) -> tuple[str | None, bool]:
+    if options.resume is not None:
+        check_resume_target(results_dir, options.resume, suite, config_hash)
+        return options.resume, True
+    if options.auto_resume:
+        found = find_resumable_run(results_dir, suite, config_hash)
+        if found is not None:
+            return found, True
+    return None, False
+
+
+def _cell_of_run(cells: list[SuiteCell], options: RunOptions) -> SuiteCell:
+    """The grid cell whose configuration made run ``options.resume``."""
+    header = ResultsCatalog(options.results_dir).read_table("runs", options.resume)
+    names = set(header["config_name"])
+    for cell in cells:
+        if cell.name in names:
+            return cell
+    raise RunnerError(f"run {options.resume!r} ({', '.join(map(str, names))}) is not a cell of this suite's grid")
+
+
+def _run_info(suite: Suite, cell: SuiteCell, settings: RunSettings, config_hash: str, info: DatasetInfo,
+              options: RunOptions) -> dict[str, Any]:
+    return {
+        "suite": suite.name,
+        "config_name": cell.name,
+        "config_hash": config_hash,
+        "config_json": {**settings.describe(), "dataset": suite.dataset.identity(), "sweep_id": options.sweep_id,
+                        "suite_file": suite.source},
+        "dataset": info.name,
+        "dataset_subset": info.subset,
+        "dataset_revision": info.revision,
+        "dataset_sha256": info.sha256,
+        "phases": list(settings.phases),
+        "notes": f"sweep {options.sweep_id}" if options.sweep_id else None,
+    }
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+def _jobs(conversations: list[Conversation], settings: RunSettings, writer: RunWriter,
+          state: ResumeState) -> list[ConversationJob]:
+    done = {phase: writer.completed(phase) for phase in settings.phases}
+    answered = writer.answered_questions()
+    judged = writer.scored_questions("judge") | (writer.scored_questions("f1") if settings.dataset_kind == "locomo"
+                                                 else set())
+    jobs = []
+    for conversation in conversations:
+        ids = {q.id for q in conversation.questions}
+        jobs.append(ConversationJob(
+            conversation=conversation,
+            settings=settings,
+            done_phases=frozenset(phase for phase in settings.phases if conversation.id in done[phase]),
+            answered=frozenset(ids & answered),
+            hypotheses={qid: state.hypotheses[qid] for qid in ids & answered if qid in state.hypotheses},
+            judged=frozenset(ids & judged),
+        ))
+    return jobs
+
+
+def _needs_marks(job: ConversationJob) -> bool:
+    return any(phase not in job.done_phases for phase in job.settings.phases)
+
+
+def _execute(jobs: list[ConversationJob], sink: RecordSink, settings: RunSettings, suite: Suite,
+             options: RunOptions) -> None:
+    if not jobs:
+        return
+    workers = _workers(suite, options)
+    if settings.all_models_offline() and workers > 1 and len(jobs) > 1:
+        run_in_processes(jobs, sink, min(workers, len(jobs)))
+    elif settings.all_models_offline():
+        run_in_event_loop(jobs, sink, 1)
+    else:
+        run_in_event_loop(jobs, sink, options.concurrency or suite.run.concurrency, shared_provider_limits())
+
+
+def _workers(suite: Suite, options: RunOptions) -> int:
+    return options.workers or suite.run.workers or min(2, os.cpu_count() or 1)
+
+
+def _offline(cell: SuiteCell, options: RunOptions) -> bool:
+    return RunSettings.from_cell(cell, results_dir=options.results_dir).all_models_offline()
+
+
+def _effective_limit(spec: DatasetSpec, limit: int | None) -> int | None:
+    limits = [value for value in (spec.limit, limit) if value is not None]
+    return min(limits) if limits else None
+
+
+def _resolve(path: str, base_dir: str | Path) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else Path(base_dir) / candidate
+
+
+# --------------------------------------------------------------------------- parallel cells
+
+
+def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers: int) -> list[RunSummary]:
+    """Each cell in its own process (its own run, its own writer); progress per finished cell."""
+    quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
+    summaries: dict[int, RunSummary] = {}
+    stream = options.stream or sys.stderr
+    with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
+        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=_pool_context()) as pool:
+            futures = {pool.submit(run_cell, cell, quiet): index for index, cell in enumerate(cells)}
+            try:
+                for future in as_completed(futures):
+                    summaries[futures[future]] = future.result()
+                    progress.advance()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    return [summaries[index] for index in range(len(cells))]
+
+
+__all__ = ["DEFAULT_RESULTS_DIR", "RunOptions", "RunSummary", "RunnerError", "load_conversations", "run_cell",
+           "run_suite"]
