@@ -16,15 +16,17 @@
 * context: ``context_tokens_avg`` / ``context_tokens_peak`` over engine steps,
   ``question_context_tokens_avg`` and ``full_history_tokens_avg`` at question time;
 * compression: ``compression_observation`` = observed message tokens / observation tokens summed
-  over observation cycles (synchronous and buffered), ``compression_observation_per_cycle`` (mean
-  per-cycle ratio), the same two for reflection, and ``compression_context`` = mean over questions
-  of full-history tokens / context tokens;
+  over observation cycles (synchronous ones from ``data-om-observation-end``, buffered ones from
+  the ``data-om-activation`` that puts a chunk in the log), ``compression_observation_per_cycle``
+  (mean per-cycle ratio), the same two for reflection (input log tokens / output log tokens), and
+  ``compression_context`` = mean over questions of full-history tokens / context tokens;
 * cost: ``cost_usd`` (``all``, ``role:<r>``, ``model:<m>``, ``tier:<t>``), ``cost_usd_paid``
   (calls not answered from a cache), ``calls`` (``all`` and per role), ``cached_calls``,
   ``call_errors``, ``input_tokens`` / ``output_tokens`` per role;
 * blocking: ``blocked_s`` (virtual seconds the actor waited, summed over steps),
   ``blocked_s_per_conversation``, ``blocked_steps``, ``sync_observations``, ``sync_reflections``,
-  ``buffered_observations``, ``activations`` (``all`` and ``trigger:<t>``);
+  ``buffered_observations``, ``buffered_reflections``, ``activations`` (buffered observation
+  chunks put in the log: ``all`` and ``trigger:<t>``), ``reflection_activations``;
 * latency: ``latency_s_p50`` / ``latency_s_p95`` per role (calls actually made).
 """
 
@@ -54,9 +56,10 @@ SWEEP_METRICS: tuple[tuple[str, str, str], ...] = (
 )
 """``(column, metric name, group)`` of the sweep table, after the grid columns."""
 
-_OBSERVATION_OPS = ("observation", "buffer-observation")
-_REFLECTION_OPS = ("reflection", "buffer-reflection")
-_CYCLE_END_TYPES = ("data-om-observation-end", "data-om-buffering-end")
+# A cycle's compression: synchronous cycles report it on their observation-end part, buffered ones
+# on the activation that puts their output in the log (tokensActivated in, observationTokens out).
+_CYCLE_TYPES = ("data-om-observation-end", "data-om-activation")
+_EVENT_TYPES = ("data-om-observation-end", "data-om-buffering-end", "data-om-activation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ def load_run_frames(db: Any, run_id: str) -> RunFrames:
     catalog = catalog_of(db)
     return RunFrames(
         steps=steps_df(catalog, run_id),
-        events=events_df(catalog, run_id, types=[*_CYCLE_END_TYPES, "data-om-activation"]),
+        events=events_df(catalog, run_id, types=list(_EVENT_TYPES)),
         calls=calls_df(catalog, run_id),
         answers=catalog.read_table("answers", run_id),
         scores=scores_df(catalog, run_id),
@@ -227,9 +230,9 @@ def _context_metrics(steps: pd.DataFrame, answers: pd.DataFrame) -> list[dict[st
 def _compression_metrics(events: pd.DataFrame, answers: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     if not events.empty:
-        ends = events[events["type"].isin(_CYCLE_END_TYPES)]
-        for label, ops in (("observation", _OBSERVATION_OPS), ("reflection", _REFLECTION_OPS)):
-            cycles = ends[ends["operation_type"].isin(ops)]
+        ends = events[events["type"].isin(_CYCLE_TYPES)]
+        for label in ("observation", "reflection"):
+            cycles = ends[ends["operation_type"] == label]
             tokens_in, tokens_out = _numeric(cycles["tokens_in"]), _numeric(cycles["tokens_out"])
             valid = tokens_in.notna() & tokens_out.notna() & (tokens_out > 0)
             if valid.any():
@@ -291,19 +294,23 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
         ]
     if events.empty and steps.empty:
         return rows
-    ends = events[events["type"] == "data-om-observation-end"] if not events.empty else events
-    buffered = events[(events["type"] == "data-om-buffering-end") & (events["operation_type"] == "buffer-observation")] \
-        if not events.empty else events
-    activations = events[events["type"] == "data-om-activation"] if not events.empty else events
+    def count(type_: str, operation: str) -> pd.DataFrame:
+        if events.empty:
+            return events
+        return events[(events["type"] == type_) & (events["operation_type"] == operation)]
+
+    activations = count("data-om-activation", "observation")
     rows += [
-        _row("sync_observations", "all", int((ends["operation_type"] == "observation").sum()) if len(ends) else 0),
-        _row("sync_reflections", "all", int((ends["operation_type"] == "reflection").sum()) if len(ends) else 0),
-        _row("buffered_observations", "all", len(buffered)),
+        _row("sync_observations", "all", len(count("data-om-observation-end", "observation"))),
+        _row("sync_reflections", "all", len(count("data-om-observation-end", "reflection"))),
+        _row("buffered_observations", "all", len(count("data-om-buffering-end", "observation"))),
+        _row("buffered_reflections", "all", len(count("data-om-buffering-end", "reflection"))),
         _row("activations", "all", len(activations)),
+        _row("reflection_activations", "all", len(count("data-om-activation", "reflection"))),
     ]
     if len(activations):
-        for trigger, count in activations["triggered_by"].fillna("unknown").value_counts().sort_index().items():
-            rows.append(_row("activations", f"trigger:{trigger}", int(count)))
+        for trigger, times in activations["triggered_by"].fillna("unknown").value_counts().sort_index().items():
+            rows.append(_row("activations", f"trigger:{trigger}", int(times)))
     return rows
 
 

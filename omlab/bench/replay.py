@@ -163,7 +163,16 @@ def event_row(conversation_id: str, kind: str, type_: str, ts: datetime, payload
 
 
 def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
-    """A ``model_calls`` row (``cycle_id`` from the engine's request metadata)."""
+    """A ``model_calls`` row (``cycle_id`` from the engine's request metadata).
+
+    For a response-cache hit (``cached``), ``cost_usd`` and ``latency_s`` are those of the call
+    that produced the cached answer: the table says what the configuration costs and how long its
+    calls take, and ``cached`` says what was not paid again (``cost_usd_paid`` in the metrics)."""
+    cost, latency = call.cost_usd, call.latency_s
+    if call.cached:
+        original = call.metadata.get("llm", {})
+        cost = original.get("original_cost_usd", cost)
+        latency = original.get("original_latency_s", latency)
     return {
         "conversation_id": conversation_id,
         "call_id": call.call_id,
@@ -173,8 +182,8 @@ def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
         "tier": call.tier,
         "input_tokens": call.input_tokens,
         "output_tokens": call.output_tokens,
-        "cost_usd": call.cost_usd,
-        "latency_s": call.latency_s,
+        "cost_usd": cost,
+        "latency_s": latency,
         "started_at": call.started_at,
         "attempts": call.attempts,
         "cached": bool(call.cached),

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from omlab.engine import extraction_step
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
-from omlab.engine.observation_cycle import duration_ms, observe_sync, observer_cost, prior_hints, usage_dict
+from omlab.engine.observation_cycle import duration_ms, observe_sync, observer_cost, usage_dict
 from omlab.engine.observation_text import append_with_boundary
 from omlab.engine.record import BufferedChunk, new_id
 from omlab.engine.thresholds import (
@@ -101,21 +102,24 @@ async def _start_buffer(om: ObservationalMemory, live: LiveMemory, candidates: l
     hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": "async-buffer",
                  "cycleId": cycle_id, "operationType": "observation"}
     await call_hook(om.config.hooks, "on_observation_start", hook_base)
-    hints = prior_hints(om.storage.get_thread(live.thread_id))
+    extraction = extraction_step.prepare(om, live, om.storage.get_thread(live.thread_id), "observation")
 
     async def work() -> Any:
         return await om.observer.observe(
             candidates,
             input_tokens=new_tokens,
             active_observations=previous,
-            prior_metadata=hints,
+            prior_metadata=extraction.prior,
             timezone=record.observed_timezone,
             buffering=True,
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "buffer-observation"},
+            inline_items=extraction.inline_items,
+            inline_slugs=extraction.inline_slugs,
         )
 
     async def commit(observed: Any, error: BaseException | None) -> None:
-        await _commit_buffer(om, live, cycle_id, candidates, new_tokens, started, base, hook_base, observed, error)
+        await _commit_buffer(om, live, cycle_id, candidates, new_tokens, started, base, hook_base, observed, error,
+                             extraction)
 
     result.buffering_started = True
     await om.scheduler.submit(live.obs_key, work, commit, cost=observer_cost, lock=live.lock)
@@ -123,7 +127,7 @@ async def _start_buffer(om: ObservationalMemory, live: LiveMemory, candidates: l
 
 async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: str, candidates: list[Any],
                          new_tokens: int, started: Any, base: dict, hook_base: dict, observed: Any,
-                         error: BaseException | None) -> None:
+                         error: BaseException | None, extraction: extraction_step.ExtractionSetup) -> None:
     ids = [m.id for m in candidates]
     live.in_flight_ids.difference_update(ids)
     now = om.clock.now()
@@ -140,8 +144,14 @@ async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: st
         await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(error)})
         return
     output = observed.output
-    text = output.observations.strip()
+    text = extraction_step.wrap_for_retrieval(om, output.observations.strip(), candidates)
     record = live.record  # the head *now*: a reflection during the call cannot strand the chunk
+    # extracted values are persisted now (the seed: "already persisted" at buffering-end); the
+    # built-in hints travel on the chunk and reach the thread at activation
+    thread = om.storage.get_thread(live.thread_id)
+    extracted = await extraction_step.finish(om, extraction, thread, _without_hints(output), record.active_observations)
+    if thread is not None:
+        om.storage.save_thread(thread)
     chunk = BufferedChunk(
         id=new_id("ombuf"),
         cycle_id=cycle_id,
@@ -161,13 +171,20 @@ async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: st
     om.events.data("data-om-buffering-end", {
         **base, "recordId": record.id, "completedAt": iso(now), "durationMs": duration_ms(started, now, latency),
         "tokensBuffered": new_tokens, "bufferedTokens": sum(c.token_count for c in record.buffered_chunks),
-        "observations": text,
+        "observations": text, **extraction_step.event_fields(extracted),
     })
     await call_hook(om.config.hooks, "on_observation_end", {
         **hook_base, "usage": usage_dict(observed.usage), "costUsd": observed.cost_usd,
         "providerMetadata": observed.responses[-1].provider_metadata, "model": observed.responses[-1].model,
         "error": None,
     })
+
+
+def _without_hints(output: Any) -> Any:
+    """The Observer output minus the built-in hints, which must wait for activation."""
+    import dataclasses
+
+    return dataclasses.replace(output, current_task=None, suggested_response=None, thread_title=None)
 
 
 def chunk_message_tokens(live: LiveMemory) -> list[int]:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from omlab.engine.messages import Message
+from omlab.engine.observation_groups import render_groups_for_context
 from omlab.engine.observation_text import optimize_for_context, split_at_boundaries
 from omlab.engine.prompts import CONTEXT_INSTRUCTIONS, CONTEXT_PROMPT, CONTINUATION_REMINDER
 from omlab.engine.relative_time import add_relative_time
@@ -29,15 +30,20 @@ def observation_system_messages(
     current_task: str | None = None,
     suggested_response: str | None = None,
     extra_instructions: str | None = None,
+    groups: bool = False,
 ) -> list[ChatMessage]:
-    """The system messages that carry the observation log (empty when there is no log)."""
+    """The system messages that carry the observation log (empty when there is no log).
+
+    ``groups``: the log holds retrieval-mode observation groups, rendered as headings with their
+    message ranges for the recall tool."""
     if not active_observations.strip():
         return []
     prompt = f"{CONTEXT_PROMPT}\n\n{CONTEXT_INSTRUCTIONS}"
     if extra_instructions:
         prompt += f"\n\n{extra_instructions}"
     out: list[ChatMessage] = [_system(prompt), _system("<observations>")]
-    rendered = add_relative_time(optimize_for_context(active_observations), current_date)
+    text = render_groups_for_context(active_observations) if groups else active_observations
+    rendered = add_relative_time(optimize_for_context(text), current_date)
     for chunk in split_at_boundaries(rendered):
         if chunk.strip():
             out.append(_system(chunk.strip()))
@@ -85,6 +91,7 @@ def build_actor_context(
     current_task: str | None = None,
     suggested_response: str | None = None,
     extra_instructions: str | None = None,
+    groups: bool = False,
 ) -> list[ChatMessage]:
     """Everything the actor sees: the memory system messages, then the raw unobserved messages."""
     out = observation_system_messages(
@@ -93,6 +100,7 @@ def build_actor_context(
         current_task=current_task,
         suggested_response=suggested_response,
         extra_instructions=extra_instructions,
+        groups=groups,
     )
     for message in unobserved:
         chat = message_to_chat(message)

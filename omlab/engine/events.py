@@ -33,6 +33,7 @@ DATA_PART_TYPES = (
     "data-om-buffering-failed",
     "data-om-activation",
     "data-om-thread-update",
+    "data-om-temporal-marker",  # omlab: a temporalMarkers gap reminder was inserted
 )
 DEBUG_EVENT_TYPES = (
     "observation_triggered",

@@ -42,6 +42,8 @@ class LiveMemory:
     last_activity_at: datetime | None = None
     #: model of the last assistant turn (for ``activateOnProviderChange``)
     last_actor_model: str | None = None
+    #: the newest message added (temporal markers compare against it)
+    last_message: Message | None = None
     #: message tokens per buffered chunk id, recounted from ``counts`` (cleared when a message changes)
     chunk_tokens: dict[str, int] = field(default_factory=dict)
 

@@ -25,19 +25,22 @@ from typing import Any
 
 from omlab.engine.buffering import activate, activate_on_triggers, buffering_step, chunk_message_tokens, maybe_start_buffering
 from omlab.engine.clock import Clock
-from omlab.engine.config import OMConfig
+from omlab.engine.config import ConfigError, OMConfig
 from omlab.engine.context import build_actor_context
 from omlab.engine.events import DataListener, DebugListener, EventBus, iso
+from omlab.engine.extraction_step import configured_extractors
 from omlab.engine.live import LiveMemory
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
 from omlab.engine.record import ObservationRecord, Thread, new_id
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
+from omlab.engine.recall import EmbeddingSearchIndex, KeywordSearchIndex, RecallTool, SearchIndex, retrieval_instructions
 from omlab.engine.reflector import ReflectorRunner
 from omlab.engine.scheduler import LiveScheduler, Scheduler
 from omlab.engine.status import Status
 from omlab.engine.storage import Storage
+from omlab.engine.temporal_markers import insert_temporal_markers, is_temporal_marker
 from omlab.engine.thresholds import dynamic_threshold, projected_message_removal
 from omlab.engine.token_counter import TokenCounter
 from omlab.llm.client import ModelClient
@@ -46,7 +49,7 @@ from omlab.storage import open_storage
 
 log = logging.getLogger("omlab.engine")
 
-_ENGINE_ONLY_OPTIONS = ("client", "clock", "scheduler", "token_counter", "timezone", "on_event")
+_ENGINE_ONLY_OPTIONS = ("client", "clock", "scheduler", "token_counter", "timezone", "on_event", "embedder")
 
 
 _PENDING_STATUS: Any = None  # a step's status is computed once, at its end
@@ -125,6 +128,7 @@ class ObservationalMemory:
             thread_title=obs.thread_title,
             previous_observer_tokens=obs.previous_observer_tokens,
             client=self.client,
+            observe_attachments=obs.observe_attachments,
         )
         self.reflector = ReflectorRunner(
             model=refl.model,
@@ -134,6 +138,20 @@ class ObservationalMemory:
             client=self.client,
             count=self.counter.count_log,
         )
+        self.observation_extractors, self.reflection_extractors = configured_extractors(self.config)
+        self.search_index: SearchIndex | None = None
+        if self.config.retrieval is not None:
+            if self.config.retrieval.vector:
+                embedder = engine_args.get("embedder")
+                if embedder is None:
+                    raise ConfigError(
+                        "retrieval.vector",
+                        "semantic search needs an embedder: pass embedder=... (a function from a list of texts "
+                        "to a list of vectors, e.g. omlab.llm.embeddings.litellm_embedder('openai/text-embedding-3-small'))",
+                    )
+                self.search_index = EmbeddingSearchIndex(embedder)
+            else:
+                self.search_index = KeywordSearchIndex()
         self._live: dict[str, LiveMemory] = {}
 
     # ------------------------------------------------------------------ listeners
@@ -162,6 +180,8 @@ class ObservationalMemory:
         ``metadata["model"]`` is read the same way."""
         live = await self._get_live(thread_id, resource_id)
         batch = list(messages)
+        if batch and self.config.temporal_markers:
+            batch = self._with_temporal_markers(live, batch)
         if batch:
             for message in batch:
                 message.thread_id = thread_id
@@ -170,12 +190,45 @@ class ObservationalMemory:
             self.storage.save_messages(batch)
             for message in batch:
                 live.add(message, self.counter.count_message(message))
+            if self.search_index is not None:
+                self.search_index.index(batch)
+            live.last_message = batch[-1]
         if not process or not self.config.enabled:
             self._note_activity(live, batch)
             return None
         result = await self.process(thread_id, actor_model=actor_model)
         self._note_activity(live, batch)
         return result
+
+    def _with_temporal_markers(self, live: LiveMemory, batch: list[Message]) -> list[Message]:
+        """``temporalMarkers``: a gap reminder before a user message after 10+ minutes of silence,
+        persisted like a message, shown to the Observer and reported as ``data-om-temporal-marker``."""
+        previous = live.last_message
+        if previous is None:
+            stored = self.storage.get_messages(live.thread_id)
+            previous = stored[-1] if stored else None
+        out = insert_temporal_markers(batch, previous, timezone=self.timezone)
+        for message in out:
+            if is_temporal_marker(message):
+                self.events.data("data-om-temporal-marker", {
+                    "threadId": live.thread_id, "messageId": message.id, "text": message.text,
+                    "createdAt": iso(message.created_at),
+                })
+        return out
+
+    def recall_tool(self, thread_id: str, *, resource_id: str | None = None) -> RecallTool:
+        """The ``recall`` tool for an actor in this thread (``retrieval`` must be on). Give the
+        actor ``tool.schema`` and answer its calls with ``tool.run(arguments)``."""
+        if self.config.retrieval is None:
+            raise ConfigError("retrieval", "the recall tool needs retrieval: true (or a retrieval object)")
+        thread = self.storage.get_thread(thread_id)
+        return RecallTool(
+            self.storage,
+            scope=self.config.retrieval.scope,
+            current_thread_id=thread_id,
+            resource_id=resource_id or (thread.resource_id if thread else None),
+            search_index=self.search_index,
+        )
 
     def _note_activity(self, live: LiveMemory, batch: list[Message]) -> None:
         for message in batch:
@@ -272,12 +325,18 @@ class ObservationalMemory:
         live = await self._get_live(thread_id)
         thread = self.storage.get_thread(thread_id)
         om = thread.om if thread is not None else {}
+        retrieval = self.config.retrieval
+        instructions = None
+        if retrieval is not None:
+            instructions = retrieval_instructions(retrieval.scope, vector=retrieval.vector, custom=retrieval.instructions)
         return build_actor_context(
             live.record.active_observations,
             live.unobserved,
             current_date=current_date or self.clock.now(),
             current_task=om.get("currentTask"),
             suggested_response=om.get("suggestedResponse"),
+            extra_instructions=instructions,
+            groups=retrieval is not None,
         )
 
     async def get_observations(self, thread_id: str) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from omlab.engine import extraction_step
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
 from omlab.engine.observation_text import append_with_boundary
-from omlab.engine.record import Thread
 from omlab.engine.scheduler import CallCost
 
 if TYPE_CHECKING:
@@ -28,13 +28,6 @@ def observer_cost(result: Any) -> CallCost:
         input_tokens=result.usage.input_tokens,
         output_tokens=result.usage.output_tokens,
     )
-
-
-def prior_hints(thread: Thread | None) -> list[tuple[str, str]]:
-    """The thread's continuation hints, shown to the Observer as prior metadata."""
-    om = thread.om if thread is not None else {}
-    pairs = (("current-task", "currentTask"), ("suggested-response", "suggestedResponse"), ("thread-title", "threadTitle"))
-    return [(label, om[key]) for label, key in pairs if om.get(key)]
 
 
 async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult) -> None:
@@ -60,14 +53,17 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
                  "cycleId": cycle_id, "operationType": "observation"}
     await call_hook(om.config.hooks, "on_observation_start", hook_base)
     thread = om.storage.get_thread(live.thread_id)
+    extraction = extraction_step.prepare(om, live, thread, "observation")
     try:
         observed = await om.observer.observe(
             messages,
             input_tokens=tokens_to_observe,
             active_observations=record.active_observations,
-            prior_metadata=prior_hints(thread),
+            prior_metadata=extraction.prior,
             timezone=record.observed_timezone,
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "observation"},
+            inline_items=extraction.inline_items,
+            inline_slugs=extraction.inline_slugs,
         )
     except Exception as exc:  # report, then the failure policy decides
         failed = om.clock.now()
@@ -84,7 +80,8 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     result.blocked_observation_s += await om.scheduler.block(observer_cost(observed))
 
     output = observed.output
-    new_text = output.observations.strip()
+    new_text = extraction_step.wrap_for_retrieval(om, output.observations.strip(), messages)
+    extracted = await extraction_step.finish(om, extraction, thread, output, record.active_observations)
     cursor = max(m.created_at for m in messages)
     if record.last_observed_at is not None and record.last_observed_at > cursor:
         cursor = record.last_observed_at  # the cursor never moves backwards
@@ -119,6 +116,7 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
         "tokensObserved": tokens_to_observe,
         "observationTokens": om.counter.count_log(new_text) if new_text else 0,
         "observations": new_text, "currentTask": output.current_task, "suggestedResponse": output.suggested_response,
+        **extraction_step.event_fields(extracted),
     })
     await call_hook(om.config.hooks, "on_observation_end", {
         **hook_base, "usage": usage_dict(usage), "costUsd": observed.cost_usd,

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omlab.engine.attachments import observer_user_content
 from omlab.engine.messages import Message
 from omlab.engine.observation_text import ObserverOutput, parse_observer_output
 from omlab.engine.observer_window import prepare_previous_observations
 from omlab.engine.prompts import observer_system_prompt, observer_user_prompt
+from omlab.engine.temporal_markers import observer_view
 from omlab.engine.transcript import format_history
 from omlab.llm.types import ModelRequest, ModelResponse, Usage
 
@@ -51,7 +53,8 @@ class ObserverRunner:
     """
 
     def __init__(self, *, model: Any, settings: Any, provider_options: dict | None, instruction: str | None,
-                 thread_title: bool, previous_observer_tokens: int | None, client: Any) -> None:
+                 thread_title: bool, previous_observer_tokens: int | None, client: Any,
+                 observe_attachments: Any = True) -> None:
         self.model = model
         self.settings = settings
         self.provider_options = provider_options
@@ -59,7 +62,18 @@ class ObserverRunner:
         self.thread_title = thread_title
         self.previous_observer_tokens = previous_observer_tokens
         self.client = client
-        self._system = observer_system_prompt(instruction=instruction, thread_title=thread_title)
+        self.observe_attachments = observe_attachments
+        self._systems: dict[tuple[tuple[str, str], ...], str] = {}
+
+    def system_prompt(self, inline_items: Sequence[tuple[str, str]] = ()) -> str:
+        """The system prompt for a set of inline extractors (memoised: it rarely changes)."""
+        key = tuple(inline_items)
+        prompt = self._systems.get(key)
+        if prompt is None:
+            prompt = self._systems[key] = observer_system_prompt(
+                instruction=self.instruction, thread_title=self.thread_title, inline_extractors=key
+            )
+        return prompt
 
     def build_prompt(
         self,
@@ -71,6 +85,7 @@ class ObserverRunner:
         prior_metadata: Sequence[tuple[str, str]] = (),
         timezone: str = "UTC",
         buffering: bool = False,
+        inline_items: Sequence[tuple[str, str]] = (),
     ) -> tuple[list[dict[str, Any]], str, bool]:
         previous, truncated = prepare_previous_observations(
             active_observations,
@@ -79,13 +94,14 @@ class ObserverRunner:
             reflected_line_count=reflected_line_count,
         )
         user = observer_user_prompt(
-            history=format_history(messages, timezone=timezone),
+            history=format_history(observer_view(messages), timezone=timezone),
             previous_observations=previous or None,
             truncated=truncated,
             prior_metadata=prior_metadata,
             buffering=buffering,
         )
-        prompt = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
+        content = observer_user_content(user, messages, self.observe_attachments, self.model)
+        prompt = [{"role": "system", "content": self.system_prompt(inline_items)}, {"role": "user", "content": content}]
         return prompt, previous, truncated
 
     async def observe(
@@ -101,6 +117,8 @@ class ObserverRunner:
         buffering: bool = False,
         metadata: dict[str, Any] | None = None,
         context: dict[str, Any] | None = None,
+        inline_items: Sequence[tuple[str, str]] = (),
+        inline_slugs: Sequence[str] = (),
     ) -> ObserverResult:
         prompt, previous, truncated = self.build_prompt(
             messages,
@@ -110,6 +128,7 @@ class ObserverRunner:
             prior_metadata=prior_metadata,
             timezone=timezone,
             buffering=buffering,
+            inline_items=inline_items,
         )
         responses: list[ModelResponse] = []
         for attempt in (1, 2):
@@ -126,7 +145,7 @@ class ObserverRunner:
             )
             response = await self.client.complete(request)
             responses.append(response)
-            output = parse_observer_output(response.text)
+            output = parse_observer_output(response.text, inline_slugs=inline_slugs)
             if not output.degenerate:
                 return ObserverResult(output, responses, previous, truncated, prompt)
         raise ObserverError("the Observer produced degenerate (repetitive) output twice; nothing was committed")

@@ -199,7 +199,12 @@ COMPRESSION_GUIDANCE = {
 }
 
 
-def reflector_system_prompt(*, instruction: str | None = None, multi_thread: bool = False) -> str:
+def reflector_system_prompt(
+    *,
+    instruction: str | None = None,
+    multi_thread: bool = False,
+    inline_extractors: Sequence[tuple[str, str]] = (),
+) -> str:
     """The Reflector's system prompt; it embeds the Observer's rules so both speak one format."""
     parts = [
         "You are the memory of an AI assistant, rewriting its observation log. The log you write "
@@ -227,6 +232,8 @@ def reflector_system_prompt(*, instruction: str | None = None, multi_thread: boo
         "Output only <observations>…</observations> (Date: groups, priority emojis), optionally "
         "followed by <suggested-response>…</suggested-response>.\n"
     )
+    for slug, text in inline_extractors:
+        parts.append(f"Also output <{slug}>…</{slug}>: {text}\n")
     if instruction:
         parts.append(f"=== CUSTOM INSTRUCTIONS ===\n{instruction}\n")
     return "\n".join(parts)

@@ -18,10 +18,12 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
+from omlab.engine import extraction_step
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory
 from omlab.engine.observation_cycle import duration_ms, observer_cost, usage_dict
+from omlab.engine.observation_groups import reconcile_reflection_groups
 from omlab.engine.record import new_id
 from omlab.engine.reflector import start_level
 from omlab.engine.thresholds import js_round, should_start_buffered_reflection
@@ -103,6 +105,15 @@ def _reflection_trigger(om: ObservationalMemory, live: LiveMemory, actor_model: 
     return None, {}
 
 
+def _end_of_group(lines: list[str], covered: int) -> int:
+    depth = 0
+    for index, line in enumerate(lines):
+        depth += line.count("<observation-group") - line.count("</observation-group>")
+        if index + 1 >= covered and depth <= 0:
+            return index + 1
+    return len(lines)
+
+
 def lines_worth(lines: list[str], budget: float, count: Any) -> int:
     """How many leading lines add up to about ``budget`` tokens.
 
@@ -124,6 +135,8 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
     record = live.record
     lines = record.active_observations.split("\n")
     covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log)
+    if om.config.retrieval is not None:
+        covered = _end_of_group(lines, covered)  # never split an observation group
     if covered <= 0:
         return
     slice_text = "\n".join(lines[:covered])
@@ -200,6 +213,10 @@ async def activate_buffered_reflection(om: ObservationalMemory, live: LiveMemory
         floor = 0.75 * cfg.observation_tokens * (1 - (cfg.buffer_activation or 0))
         if tail_tokens < record.buffered_reflection_tokens or combined_tokens < floor:
             return False
+    if om.config.retrieval is not None:
+        covered_text = "\n".join(lines[:record.reflected_observation_line_count])
+        buffered = retrieval_groups(om, buffered, covered_text)
+        combined = f"{buffered}\n\n{tail}" if tail else buffered
     before = record.observation_token_count
     new_tokens = om.counter.count_log(combined)
     commit_generation(om, live, combined, new_tokens)
@@ -240,6 +257,8 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
         })
         om.events.data("data-om-observation-start", {**start_marker, "startedAt": iso(now)})
 
+    thread = om.storage.get_thread(live.thread_id)
+    extraction = extraction_step.prepare(om, live, thread, "reflection")
     try:
         reflection = await om.reflector.reflect(
             record.active_observations,
@@ -248,6 +267,8 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
             guidance=guidance,
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "reflection"},
             on_retry=on_retry,
+            inline_items=extraction.inline_items,
+            inline_slugs=extraction.inline_slugs,
         )
     except Exception as exc:  # reflection never fails the turn: report and back off
         failed = om.clock.now()
@@ -264,15 +285,15 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
 
     completed = om.clock.now()
     committed = reflection.tokens < input_tokens
+    extracted = None
     if committed:
-        commit_generation(om, live, reflection.observations, reflection.tokens)
+        text = retrieval_groups(om, reflection.observations, record.active_observations)
+        commit_generation(om, live, text, om.counter.count_log(text) if text != reflection.observations else reflection.tokens)
         result.reflected = True
         result.sync_reflections += 1
-        if reflection.suggested_response:
-            thread = om.storage.get_thread(live.thread_id)
-            if thread is not None:
-                thread.om["suggestedResponse"] = reflection.suggested_response
-                om.storage.save_thread(thread)
+        extracted = await extraction_step.finish(om, extraction, thread, reflection.output, text)
+        if thread is not None:
+            om.storage.save_thread(thread)
     if committed and reflection.met_target:
         live.reflection_retry_at = None
     else:
@@ -285,7 +306,9 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     if committed:
         om.events.data("data-om-observation-end", {
             **base, "recordId": live.record.id, "completedAt": iso(completed), "durationMs": duration,
-            "tokensObserved": input_tokens, "observationTokens": reflection.tokens, "observations": reflection.observations,
+            "tokensObserved": input_tokens, "observationTokens": live.record.observation_token_count,
+            "observations": live.record.active_observations,
+            **(extraction_step.event_fields(extracted) if extracted is not None else {}),
         })
     else:
         om.events.data("data-om-observation-failed", {
@@ -299,6 +322,14 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
         "model": reflection.responses[-1].model if reflection.responses else None,
         "error": None if committed else "not committed: the reflection did not shrink the log",
     })
+
+
+def retrieval_groups(om: ObservationalMemory, reflection: str, source: str) -> str:
+    """With ``retrieval`` on, the reflection wrapped as a ``kind="reflection"`` group whose range
+    spans the groups it condensed, so the recall tool can still reach their messages."""
+    if om.config.retrieval is None:
+        return reflection
+    return reconcile_reflection_groups(reflection, source)
 
 
 def commit_generation(om: ObservationalMemory, live: LiveMemory, observations: str, tokens: int) -> None:

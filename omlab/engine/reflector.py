@@ -43,6 +43,7 @@ class ReflectionResult:
     suggested_response: str | None
     attempts: list[ReflectionAttempt]
     responses: list[ModelResponse] = field(default_factory=list)
+    output: Any = None  # the parsed output of the chosen attempt (for extractors)
 
     @property
     def usage(self) -> Usage:
@@ -73,7 +74,18 @@ class ReflectorRunner:
         self.provider_options = provider_options
         self.client = client
         self.count = count
-        self._system = reflector_system_prompt(instruction=instruction, multi_thread=multi_thread)
+        self.instruction = instruction
+        self.multi_thread = multi_thread
+        self._systems: dict[tuple[tuple[str, str], ...], str] = {}
+
+    def system_prompt(self, inline_items: Sequence[tuple[str, str]] = ()) -> str:
+        key = tuple(inline_items)
+        prompt = self._systems.get(key)
+        if prompt is None:
+            prompt = self._systems[key] = reflector_system_prompt(
+                instruction=self.instruction, multi_thread=self.multi_thread, inline_extractors=key
+            )
+        return prompt
 
     async def reflect(
         self,
@@ -85,20 +97,23 @@ class ReflectorRunner:
         metadata: dict[str, Any] | None = None,
         context: dict[str, Any] | None = None,
         on_retry: RetryListener | None = None,
+        inline_items: Sequence[tuple[str, str]] = (),
+        inline_slugs: Sequence[str] = (),
     ) -> ReflectionResult:
         text = strip_observation_group_tags(observations)
         input_tokens = self.count(text)
         last_level = min(4, first_level + 3)
         attempts: list[ReflectionAttempt] = []
         responses: list[ModelResponse] = []
-        best: tuple[str, int, str | None] | None = None
+        best: tuple[str, int, str | None, Any] | None = None
         for level in range(first_level, last_level + 1):
             user = reflector_user_prompt(
                 observations=text, target_tokens=target, input_tokens=input_tokens, level=level, guidance=guidance
             )
             request = ModelRequest(
                 model=self.model,
-                messages=[{"role": "system", "content": self._system}, {"role": "user", "content": user}],
+                messages=[{"role": "system", "content": self.system_prompt(inline_items)},
+                          {"role": "user", "content": user}],
                 role="reflector",
                 temperature=getattr(self.settings, "temperature", None),
                 max_output_tokens=getattr(self.settings, "max_output_tokens", None),
@@ -109,7 +124,7 @@ class ReflectorRunner:
             )
             response = await self.client.complete(request)
             responses.append(response)
-            parsed = parse_observer_output(response.text)
+            parsed = parse_observer_output(response.text, inline_slugs=inline_slugs)
             body = parsed.observations.strip()
             if parsed.degenerate:
                 attempts.append(ReflectionAttempt(level, None, "degenerate"))
@@ -118,10 +133,10 @@ class ReflectorRunner:
             else:
                 tokens = self.count(body)
                 if best is None or tokens < best[1]:
-                    best = (body, tokens, parsed.suggested_response)
+                    best = (body, tokens, parsed.suggested_response, parsed)
                 if tokens < target:
                     attempts.append(ReflectionAttempt(level, tokens, "accepted"))
-                    return ReflectionResult(body, tokens, True, parsed.suggested_response, attempts, responses)
+                    return ReflectionResult(body, tokens, True, parsed.suggested_response, attempts, responses, parsed)
                 attempts.append(ReflectionAttempt(level, tokens, "too-large"))
             if level < last_level and on_retry is not None:
                 await _maybe_await(on_retry(input_tokens, attempts[-1].tokens or 0, target, level + 1))
@@ -130,8 +145,8 @@ class ReflectorRunner:
                 f"the Reflector returned empty or degenerate output at every level ({first_level}..{last_level}); "
                 "the observation log was kept unchanged"
             )
-        body, tokens, suggestion = best
-        return ReflectionResult(body, tokens, False, suggestion, attempts, responses)
+        body, tokens, suggestion, parsed = best
+        return ReflectionResult(body, tokens, False, suggestion, attempts, responses, parsed)
 
 
 async def _maybe_await(value: Any) -> None:

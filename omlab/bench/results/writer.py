@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import numbers
 import shutil
 import threading
 import time
@@ -383,29 +382,25 @@ class RunWriter:
             raise RuntimeError(f"run writer for {self.run_id!r} is closed")
 
     def _add(self, table: str, rows: Iterable[_Row],
-             fill: Callable[[_Row], _Row] | None = None) -> None:
+             fill: Callable[[dict[str, Any]], None] | None = None) -> None:
         if isinstance(rows, Mapping):
             raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
         with self._lock:
             self._check_open()
-            checked = [check_row(table, row if fill is None else fill(row), self.run_id) for row in rows]
+            checked = [check_row(table, row, self.run_id, fill) for row in rows]
             self._buffer(table, checked)
             if self._pending >= self._flush_rows or self._flush_is_due():
                 self._flush_locked()
 
-    def _fill_event(self, row: _Row) -> _Row:
-        if not isinstance(row, Mapping):
-            return row
-        filled = dict(row)
-        seq = filled.get("seq")
+    def _fill_event(self, row: dict[str, Any]) -> None:
+        seq = row.get("seq")
         if seq is None:
-            filled["seq"] = self._next_event_seq
+            row["seq"] = self._next_event_seq
             self._next_event_seq += 1
-        elif isinstance(seq, numbers.Integral):
-            self._next_event_seq = max(self._next_event_seq, int(seq) + 1)
-        if filled.get("kind") is None and isinstance(filled.get("type"), str):
-            filled["kind"] = "data" if filled["type"].startswith("data-") else "debug"
-        return filled
+        elif seq >= self._next_event_seq:
+            self._next_event_seq = int(seq) + 1
+        if row.get("kind") is None and row.get("type") is not None:
+            row["kind"] = "data" if row["type"].startswith("data-") else "debug"
 
     def _buffer(self, table: str, rows: list[dict[str, Any]]) -> None:
         self._buffers[table].extend(rows)
@@ -526,16 +521,14 @@ def _refuse_managed_columns(fields: Mapping[str, Any]) -> None:
         raise RowError(f"runs columns {', '.join(managed)} are set by the writer, not by the caller")
 
 
-def _fill_call(row: _Row) -> _Row:
-    if isinstance(row, Mapping) and row.get("call_id") is None:
-        return {**row, "call_id": uuid.uuid4().hex}
-    return row
+def _fill_call(row: dict[str, Any]) -> None:
+    if row.get("call_id") is None:
+        row["call_id"] = uuid.uuid4().hex
 
 
-def _fill_score(row: _Row) -> _Row:
-    if isinstance(row, Mapping) and row.get("value") is None and row.get("correct") is not None:
-        return {**row, "value": 1.0 if row["correct"] else 0.0}
-    return row
+def _fill_score(row: dict[str, Any]) -> None:
+    if row.get("value") is None and row.get("correct") is not None:
+        row["value"] = 1.0 if row["correct"] else 0.0
 
 
 def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

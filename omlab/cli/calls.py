@@ -1,0 +1,37 @@
+"""``omlab calls list RUN``: browse a run's model calls (tokens, cost, latency, tier, cache hits)."""
+
+from __future__ import annotations
+
+import argparse
+
+from omlab.bench.results import calls_df
+from omlab.cli.options import add_results_option, resolve_run
+
+COLUMNS = ["conversation_id", "role", "resolved_model", "tier", "input_tokens", "output_tokens", "cost_usd",
+           "latency_s", "cached", "error"]
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("calls", help="browse a run's model calls")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", help="list model calls")
+    listing.add_argument("run", help="run id, or 'latest'")
+    add_results_option(listing)
+    listing.add_argument("--role", action="append", dest="roles", metavar="R",
+                         help="only this role (repeatable): observer, reflector, extractor, actor, judge")
+    listing.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)")
+    listing.set_defaults(handler=handle_list)
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    run_id = resolve_run(args.results, args.run)
+    frame = calls_df(args.results, run_id, roles=args.roles)
+    total, cost = len(frame), frame["cost_usd"].fillna(0).sum()
+    if args.limit:
+        frame = frame.head(args.limit)
+    if frame.empty:
+        print(f"no model calls in run {run_id}" + (" with these roles" if args.roles else ""))
+        return 0
+    print(frame[COLUMNS].to_string(index=False))
+    print(f"({len(frame)} of {total} calls; total cost ${cost:.4f})")
+    return 0

@@ -1,0 +1,57 @@
+"""``omlab``: the command line (``omlab <noun> <verb>``), thin commands over library verbs.
+
+Commands::
+
+    omlab run SUITE [--resume RUN] [--limit N] [--results DIR] [--cache-mode M] [--workers N]
+    omlab sweep SUITE [same options] [--csv PATH]
+    omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
+    omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
+    omlab calls list RUN|latest [--role R] [--limit N]
+    omlab datasets list | omlab datasets build synthetic|longmemeval|locomo ...
+    omlab cache info | omlab cache clear [--responses] [--prepared]
+
+Errors a user can fix (a bad suite file, an unknown run) print one line to stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from omlab.cli import cache, calls, datasets, events, report, run, sweep
+
+_COMMANDS = (run, sweep, report, events, calls, datasets, cache)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``omlab`` argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(prog="omlab", description="Observational Memory lab: run, sweep and "
+                                                               "report memory benchmarks.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in _COMMANDS:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``omlab`` script; returns the exit status."""
+    from omlab.llm.env import prepare_environment
+
+    prepare_environment()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted; resume with the same command (or --resume RUN_ID)", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, RuntimeError) as error:
+        if getattr(args, "debug", False):
+            raise
+        print(f"omlab {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

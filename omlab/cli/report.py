@@ -1,0 +1,27 @@
+"""``omlab report RUN``: write a run's report (metrics tables, optional plots) under results/reports/."""
+
+from __future__ import annotations
+
+import argparse
+
+from omlab.bench.report import write_report
+from omlab.cli.options import add_results_option, resolve_run
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("report", help="write a run's report",
+                                 description="Metrics table, accuracy per type, cost by role/model/tier, "
+                                             "compression and blocking of one run, in results/reports/<run>/.")
+    parser.add_argument("run", help="run id, or 'latest'")
+    add_results_option(parser)
+    parser.add_argument("--plots", action="store_true", help="also draw the run's plots (PNG)")
+    parser.add_argument("--format", choices=("md", "html"), default="md", help="report format (default md)")
+    parser.add_argument("--out", metavar="DIR", help="write here instead of results/reports/<run>/")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    run_id = resolve_run(args.results, args.run)
+    path = write_report(args.results, run_id, fmt=args.format, plots=args.plots, out_dir=args.out)
+    print(path)
+    return 0

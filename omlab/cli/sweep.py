@@ -1,0 +1,52 @@
+"""``omlab sweep SUITE``: run every grid cell and print the sweep table side by side."""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+from pathlib import Path
+
+import pandas as pd
+
+from omlab.bench.metrics import sweep_table
+from omlab.bench.results import metrics_df, runs_df
+from omlab.bench.runner import run_suite
+from omlab.cli.options import add_run_options, run_options
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("sweep", help="run a suite's grid and compare the cells",
+                                 description="Run every [grid] cell of a suite (each its own run) and print "
+                                             "blocked seconds, sync observations, activations, context size, "
+                                             "accuracy and cost per cell.")
+    add_run_options(parser)
+    parser.add_argument("--csv", metavar="PATH", help="also write the table as CSV (default: "
+                                                      "<results>/reports/sweeps/<suite>-<sweep>.csv)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    sweep_id = secrets.token_hex(4)
+    summaries = run_suite(args.suite, run_options(args, sweep_id=sweep_id))
+    ids = [s.run_id for s in summaries]
+    runs = runs_df(args.results)
+    table = sweep_table(runs[runs["run_id"].isin(ids)], metrics_df(args.results, ids))
+    print(format_table(table))
+    path = Path(args.csv) if args.csv else Path(args.results) / "reports" / "sweeps" / f"{summaries[0].suite}-{sweep_id}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    print(f"sweep table: {path}")
+    return 0
+
+
+def format_table(table: pd.DataFrame) -> str:
+    """The sweep table as aligned text (rates as percentages, seconds and costs rounded)."""
+    shown = table.drop(columns=["config_name"]).copy()
+    for column in shown.columns:
+        if column in ("accuracy", "retention"):
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+        elif column == "cost_usd":
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.4f}")
+        elif pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:,.1f}")
+    return shown.to_string(index=False)
