@@ -5,7 +5,8 @@ Writes ``--events`` event rows (realistic columns and a small JSON payload) thro
 ``RunWriter.add_events`` in calls of ``--per-call`` rows, and prints:
 
 * rows/s of ``add_events`` + flush + close (row checks, JSON, Arrow batches, DuckDB appends and
-  the live Parquet shards), with the time spent building the row dicts reported separately;
+  the live Parquet shards), with the DuckDB append share, and the time spent building the row
+  dicts reported separately;
 * rows/s of DuckDB's row-at-a-time ``executemany`` on a sample, for contrast;
 * the time to read the run back into a DataFrame with ``events_df``, from the closed file and from
   the live snapshot (Parquet shards) while the writer is still open.
@@ -16,14 +17,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
 from omlab.bench.results import ResultsCatalog, RunWriter, events_df
 
-_T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+_T0 = datetime(2024, 1, 1, tzinfo=UTC)
 _TYPES = ("data-om-observation-start", "data-om-observation-end", "data-om-buffering-end", "step_progress")
 
 
@@ -48,6 +49,7 @@ def make_events(count: int, start: int = 0) -> list[dict]:
 
 def bench_writes(results_dir: Path, events: int, per_call: int) -> tuple[float, float]:
     build = write = 0.0
+    appending = _time_appends()
     writer = RunWriter(results_dir, "bench-writes", provenance={}, flush_seconds=None)
     done = 0
     while done < events:
@@ -68,8 +70,25 @@ def bench_writes(results_dir: Path, events: int, per_call: int) -> tuple[float, 
     write += time.perf_counter() - started
     print(f"add_events + close     {events:>10,} rows  {write:7.2f} s  {events / write:>12,.0f} rows/s"
           f"   (building the row dicts: {build:.2f} s, not counted)")
+    append = appending()
+    print(f"  of which DuckDB appends                 {append:7.2f} s  {events / append:>12,.0f} rows/s"
+          f"   (the rest: row checks, JSON, Arrow batches, Parquet shards)")
     print(f"events_df, live        {len(live_read[1]):>10,} rows  {live_read[0]:7.2f} s  (Parquet snapshot)")
     return write, live_read[0]
+
+
+def _time_appends():
+    """Wrap RunWriter._append_batch to total the time spent in DuckDB appends."""
+    spent = [0.0]
+    original = RunWriter._append_batch
+
+    def timed_append(self, table, batch):
+        started = time.perf_counter()
+        original(self, table, batch)
+        spent[0] += time.perf_counter() - started
+
+    RunWriter._append_batch = timed_append
+    return lambda: spent[0]
 
 
 def bench_executemany(sample: int) -> None:

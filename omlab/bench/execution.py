@@ -63,9 +63,13 @@ class RecordSink:
             raise TypeError(f"unknown record {record!r}")
 
 
-def run_in_processes(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], workers: int) -> None:
-    """Run ``jobs`` in ``workers`` processes; apply each job's records when it finishes."""
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+def run_in_processes(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], workers: int, *,
+                     preload: Sequence[str] = ()) -> None:
+    """Run ``jobs`` in ``workers`` processes; apply each job's records when it finishes.
+
+    ``preload`` names modules the fork server imports once for every worker (e.g. ``litellm``,
+    whose import takes seconds, when offline models are priced as real ones)."""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(preload)) as pool:
         futures = [pool.submit(run_conversation_in_worker, job) for job in jobs]
         try:
             for future in as_completed(futures):
@@ -130,13 +134,15 @@ def shared_provider_limits() -> Any:
     return ProviderLimits()
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The start method of worker processes: ``forkserver`` (preloading omlab's phases and
+    ``preload``; effective when the server first starts) where available, else ``spawn``."""
     if sys.platform.startswith("linux") or sys.platform == "darwin":
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["omlab.bench.phases"])
+        context.set_forkserver_preload(["omlab.bench.phases", *preload])
         return context
     return multiprocessing.get_context("spawn")
 
 
-__all__ = ["QuestionHook", "RecordSink", "run_coroutine", "run_in_event_loop", "run_in_processes",
+__all__ = ["QuestionHook", "RecordSink", "pool_context", "run_coroutine", "run_in_event_loop", "run_in_processes",
            "shared_provider_limits"]

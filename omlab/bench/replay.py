@@ -20,7 +20,9 @@ every model call a ``model_calls`` row (``docs/results-schema.md``). ``context_t
 what the actor would carry: unobserved message tokens + observation tokens + the fixed memory
 prompt (instructions, tags, reminder; counted once with the engine's token counter) when the log
 is not empty. It is an estimate of message contents and ignores chat-format overhead.
-A last row, one step number after the final ingest step, records :meth:`finalize`.
+A last row, one step number after the final ingest step, records :meth:`finalize` (its
+``message_id`` is NULL and its ``blocked_s`` 0: waiting for background work once the conversation
+is over is not time the actor spends blocked).
 """
 
 from __future__ import annotations
@@ -193,8 +195,9 @@ def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
 
 
 def step_row(conversation_id: str, thread_id: str, step: int, ts: datetime, message_id: str | None,
-             result: StepResult, prompt_tokens: int) -> dict[str, Any]:
-    """A ``steps`` row from a :class:`StepResult` (see the module docstring for ``context_tokens``)."""
+             result: StepResult, prompt_tokens: int, *, blocked_s: float | None = None) -> dict[str, Any]:
+    """A ``steps`` row from a :class:`StepResult` (see the module docstring for ``context_tokens``);
+    ``blocked_s`` overrides the result's own."""
     status = result.status
     overhead = prompt_tokens if status.observation_tokens > 0 else 0
     return {
@@ -212,7 +215,7 @@ def step_row(conversation_id: str, thread_id: str, step: int, ts: datetime, mess
         "buffered_message_tokens": status.buffered_message_tokens,
         "generation": status.generation_count,
         "context_tokens": status.pending_tokens + status.observation_tokens + overhead,
-        "blocked_s": float(result.blocked_s),
+        "blocked_s": float(result.blocked_s if blocked_s is None else blocked_s),
         "observed": bool(result.observed),
         "activated": bool(result.activated),
         "reflected": bool(result.reflected),
@@ -274,7 +277,9 @@ async def replay_conversation(
             on_step(step, len(batches))
     final = await memory.finalize(thread_id)
     observed.extend(final.observed_message_ids)
-    recorder.rows.steps.append(step_row(conversation.id, thread_id, step + 1, clock.now(), None, final, prompt_tokens))
+    # waiting for background work after the last message is bookkeeping, not the actor blocking
+    recorder.rows.steps.append(step_row(conversation.id, thread_id, step + 1, clock.now(), None, final, prompt_tokens,
+                                        blocked_s=0.0))
     return ReplayResult(
         thread_id=thread_id,
         memory=memory,

@@ -31,8 +31,13 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from omlab.bench.execution import RecordSink, run_in_event_loop, run_in_processes, shared_provider_limits
-from omlab.bench.execution import _context as _pool_context
+from omlab.bench.execution import (
+    RecordSink,
+    pool_context,
+    run_in_event_loop,
+    run_in_processes,
+    shared_provider_limits,
+)
 from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
 from omlab.bench.phases import ConversationJob
 from omlab.bench.progress import Progress
@@ -253,11 +258,17 @@ def _execute(jobs: list[ConversationJob], sink: RecordSink, settings: RunSetting
         return
     workers = _workers(suite, options)
     if settings.all_models_offline() and workers > 1 and len(jobs) > 1:
-        run_in_processes(jobs, sink, min(workers, len(jobs)))
+        run_in_processes(jobs, sink, min(workers, len(jobs)), preload=_preload(settings))
     elif settings.all_models_offline():
         run_in_event_loop(jobs, sink, 1)
     else:
         run_in_event_loop(jobs, sink, options.concurrency or suite.run.concurrency, shared_provider_limits())
+
+
+def _preload(settings: RunSettings) -> tuple[str, ...]:
+    """``litellm`` when calls are priced from its price map (its import takes seconds per process)."""
+    priced_as_real = any(isinstance(v, str) and not v.startswith("omlab/") for v in settings.prices.values())
+    return ("litellm",) if priced_as_real else ()
 
 
 def _workers(suite: Suite, options: RunOptions) -> int:
@@ -287,7 +298,8 @@ def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers
     summaries: dict[int, RunSummary] = {}
     stream = options.stream or sys.stderr
     with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
-        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=_pool_context()) as pool:
+        preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
+        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=pool_context(preload)) as pool:
             futures = {pool.submit(run_cell, cell, quiet): index for index, cell in enumerate(cells)}
             try:
                 for future in as_completed(futures):

@@ -35,6 +35,7 @@ from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
 from omlab.engine.record import ObservationRecord, Thread, new_id
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
+from omlab.engine.resource_cycle import observe_resource, other_conversations_block
 from omlab.engine.recall import EmbeddingSearchIndex, KeywordSearchIndex, RecallTool, SearchIndex, retrieval_instructions
 from omlab.engine.reflector import ReflectorRunner
 from omlab.engine.scheduler import LiveScheduler, Scheduler
@@ -103,10 +104,6 @@ class ObservationalMemory:
     def __init__(self, options: Any = None, /, **kwargs: Any) -> None:
         engine_args = {name: kwargs.pop(name) for name in _ENGINE_ONLY_OPTIONS if name in kwargs}
         self.config: OMConfig = OMConfig.from_options(options, **kwargs)
-        if self.config.scope != "thread":
-            raise ObservationalMemoryError(
-                "scope: 'resource' is not implemented in this omlab version yet; use scope: 'thread'"
-            )
         self.storage: Storage = open_storage(self.config.storage)
         scheduler = engine_args.get("scheduler")
         self.scheduler: Scheduler = scheduler or LiveScheduler(engine_args.get("clock"))
@@ -250,7 +247,7 @@ class ObservationalMemory:
                     await activate_on_triggers(self, live, actor_model, result)
                     await buffering_step(self, live, result)
                 elif live.pending_tokens >= self.threshold(live):
-                    await observe_sync(self, live, trigger, result)
+                    await self._observe_now(live, trigger, result)
                 await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
             if actor_model:
                 live.last_actor_model = actor_model
@@ -277,7 +274,7 @@ class ObservationalMemory:
                 result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
                 if live.record.buffered_chunks:
                     await activate(self, live, "threshold", result, force_all=True)
-                await observe_sync(self, live, "manual", result)
+                await self._observe_now(live, "manual", result, everything=True)
                 await maybe_reflect(self, live, "manual", result)
             result.status = self._status(live)
             return result
@@ -304,7 +301,7 @@ class ObservationalMemory:
             if live.record.buffered_chunks and self._status(live).should_observe:
                 await activate(self, live, "threshold", result)
             if self._status(live).should_observe:
-                await observe_sync(self, live, "manual", result)
+                await self._observe_now(live, "manual", result)
             await maybe_reflect(self, live, "manual", result)
             result.status = self._status(live)
             return result
@@ -329,15 +326,25 @@ class ObservationalMemory:
         instructions = None
         if retrieval is not None:
             instructions = retrieval_instructions(retrieval.scope, vector=retrieval.vector, custom=retrieval.instructions)
-        return build_actor_context(
+        raw = live.unobserved
+        others = None
+        if self.config.scope == "resource":
+            raw = [m for m in live.unobserved if m.thread_id == thread_id]
+            others = other_conversations_block(self, live, thread_id)
+        context = build_actor_context(
             live.record.active_observations,
-            live.unobserved,
+            raw,
             current_date=current_date or self.clock.now(),
             current_task=om.get("currentTask"),
             suggested_response=om.get("suggestedResponse"),
             extra_instructions=instructions,
             groups=retrieval is not None,
         )
+        if others:
+            # after the memory prompt (or first, with no log yet), before the observations
+            at = 1 if live.record.active_observations.strip() else 0
+            context.insert(at, {"role": "system", "content": others})
+        return context
 
     async def get_observations(self, thread_id: str) -> str:
         return (await self._get_live(thread_id)).record.active_observations
@@ -345,9 +352,9 @@ class ObservationalMemory:
     async def get_record(self, thread_id: str) -> ObservationRecord:
         return dataclasses.replace((await self._get_live(thread_id)).record)
 
-    async def get_history(self, thread_id: str) -> list[ObservationRecord]:
-        """Every generation of the thread's memory, oldest first."""
-        return self.storage.get_history("thread", thread_id, None)
+    async def get_history(self, thread_id: str, *, resource_id: str | None = None) -> list[ObservationRecord]:
+        """Every generation of the memory the thread belongs to, oldest first."""
+        return self.storage.get_history(*self._record_key(thread_id, resource_id))
 
     async def get_unobserved_messages(self, thread_id: str) -> list[Message]:
         return list((await self._get_live(thread_id)).unobserved)
@@ -355,8 +362,9 @@ class ObservationalMemory:
     async def clear(self, thread_id: str) -> None:
         """Forget the thread's memory (records and cursor); its messages stay in storage and are
         all unobserved again."""
-        self.storage.clear("thread", thread_id, None)
-        self._live.pop(thread_id, None)
+        scope, key_thread, key_resource = self._record_key(thread_id, None)
+        self.storage.clear(scope, key_thread, key_resource)
+        self._live.pop(f"resource:{key_resource}" if scope == "resource" else f"thread:{thread_id}", None)
 
     def sync(self) -> "SyncObservationalMemory":
         """A blocking facade with the same methods, for scripts."""
@@ -403,37 +411,81 @@ class ObservationalMemory:
         thread.updated_at = self.clock.now()
         self.storage.save_thread(thread)
 
+    async def _observe_now(self, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False) -> None:
+        if self.config.scope == "resource":
+            await observe_resource(self, live, trigger, result, everything=everything)
+        else:
+            await observe_sync(self, live, trigger, result)
+
     # ------------------------------------------------------------------ live view
+    def _record_key(self, thread_id: str, resource_id: str | None) -> tuple[str, str | None, str | None]:
+        """The storage key of the memory ``thread_id`` belongs to."""
+        if self.config.scope == "resource":
+            if resource_id is None:
+                thread = self.storage.get_thread(thread_id)
+                resource_id = thread.resource_id if thread is not None else None
+            if not resource_id:
+                raise ObservationalMemoryError(
+                    f"scope 'resource' needs a resource id: pass resource_id=... for thread {thread_id!r}"
+                )
+            return ("resource", None, resource_id)
+        return ("thread", thread_id, None)
+
     async def _get_live(self, thread_id: str, resource_id: str | None = None) -> LiveMemory:
         if not thread_id:
-            raise ObservationalMemoryError("thread scope needs a thread id")
-        live = self._live.get(thread_id)
-        if live is not None:
-            return live
+            raise ObservationalMemoryError("a thread id is required")
+        scope, key_thread, key_resource = self._record_key(thread_id, resource_id)
+        key = f"resource:{key_resource}" if scope == "resource" else f"thread:{thread_id}"
         now = self.clock.now()
-        thread = self.storage.get_thread(thread_id)
-        if thread is None:
-            thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
-            self.storage.save_thread(thread)
-        record = self.storage.get_head_record("thread", thread_id, None)
+        live = self._live.get(key)
+        if live is not None:
+            if scope == "resource" and live.thread_id != thread_id:
+                self._ensure_thread(thread_id, key_resource, now)
+                live.thread_id = thread_id
+            return live
+        thread = self._ensure_thread(thread_id, resource_id or key_resource, now)
+        record = self.storage.get_head_record(scope, key_thread, key_resource)
         if record is None:
             record = ObservationRecord(
                 id=new_id("omr"),
-                scope="thread",
-                thread_id=thread_id,
-                resource_id=thread.resource_id,
+                scope=scope,  # type: ignore[arg-type]
+                thread_id=key_thread,
+                resource_id=key_resource if scope == "resource" else thread.resource_id,
                 created_at=now,
                 updated_at=now,
                 observed_timezone=self.timezone,
                 config=self.config.to_dict(include_runtime=False),
             )
             self.storage.save_record(record)
-        unobserved = self._load_unobserved(thread_id, record)
+        if scope == "resource":
+            unobserved = [m for t in self.storage.list_threads(key_resource) for m in self._load_thread_unobserved(t, record)]
+            unobserved.sort(key=lambda m: (m.created_at, m.id))
+        else:
+            unobserved = self._load_unobserved(thread_id, record)
         counts = {m.id: self.counter.count_message(m) for m in unobserved}
-        live = LiveMemory(f"thread:{thread_id}", thread_id, thread.resource_id, record, unobserved, counts,
+        live = LiveMemory(key, thread_id, key_resource or thread.resource_id, record, unobserved, counts,
                           sum(counts.values()))
-        self._live[thread_id] = live
+        self._live[key] = live
         return live
+
+    def _ensure_thread(self, thread_id: str, resource_id: str | None, now: datetime) -> Thread:
+        thread = self.storage.get_thread(thread_id)
+        if thread is None:
+            thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
+            self.storage.save_thread(thread)
+        return thread
+
+    def _load_thread_unobserved(self, thread: Thread, record: ObservationRecord) -> list[Message]:
+        """Resource scope: a thread's messages after its own cursor (falling back to the record's,
+        the fix of the reference's full reloads #15265)."""
+        stamp = thread.om.get("lastObservedAt")
+        cursor = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+        if cursor is None:
+            messages = self.storage.get_messages(thread.id)
+        else:
+            messages = self.storage.get_messages(thread.id, after=cursor - timedelta(milliseconds=1))
+        observed = set(thread.om.get("observedAtCursor") or ())
+        return [m for m in messages if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)]
 
     def _load_unobserved(self, thread_id: str, record: ObservationRecord) -> list[Message]:
         cursor = record.last_observed_at

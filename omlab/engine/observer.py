@@ -8,7 +8,7 @@ from typing import Any
 
 from omlab.engine.attachments import observer_user_content
 from omlab.engine.messages import Message
-from omlab.engine.observation_text import ObserverOutput, parse_observer_output
+from omlab.engine.observation_text import ObserverOutput, ThreadOutputs, parse_multi_thread_output, parse_observer_output
 from omlab.engine.observer_window import prepare_previous_observations
 from omlab.engine.prompts import observer_system_prompt, observer_user_prompt
 from omlab.engine.temporal_markers import observer_view
@@ -149,3 +149,52 @@ class ObserverRunner:
             if not output.degenerate:
                 return ObserverResult(output, responses, previous, truncated, prompt)
         raise ObserverError("the Observer produced degenerate (repetitive) output twice; nothing was committed")
+
+    async def observe_threads(
+        self,
+        threads: Sequence[tuple[str, Sequence[Message]]],
+        *,
+        input_tokens: int,
+        active_observations: str,
+        prior_by_thread: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
+        timezone: str = "UTC",
+        metadata: dict[str, Any] | None = None,
+    ) -> tuple[ThreadOutputs, ObserverResult]:
+        """The multi-thread Observer (resource scope): ``threads`` are ``(shown id, messages)``;
+        the reply has one ``<thread id>`` block per thread. Degenerate output is retried once."""
+        previous, truncated = prepare_previous_observations(active_observations, budget=self.previous_observer_tokens)
+        history = "\n".join(
+            f'<thread id="{shown}">\n{format_history(observer_view(list(msgs)), timezone=timezone)}\n</thread>'
+            for shown, msgs in threads
+        )
+        user = observer_user_prompt(
+            history=history, previous_observations=previous or None, truncated=truncated,
+            prior_by_thread=prior_by_thread,
+        )
+        all_messages = [m for _, msgs in threads for m in msgs]
+        content = observer_user_content(user, all_messages, self.observe_attachments, self.model)
+        system = self._systems.get(("multi",))  # type: ignore[call-overload]
+        if system is None:
+            system = self._systems[("multi",)] = observer_system_prompt(  # type: ignore[index]
+                multi_thread=True, instruction=self.instruction, thread_title=self.thread_title
+            )
+        prompt = [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        responses: list[ModelResponse] = []
+        for attempt in (1, 2):
+            response = await self.client.complete(ModelRequest(
+                model=self.model, messages=prompt, role="observer",
+                temperature=getattr(self.settings, "temperature", None),
+                max_output_tokens=getattr(self.settings, "max_output_tokens", None),
+                provider_options=self.provider_options, input_tokens=input_tokens,
+                metadata={**(metadata or {}), "attempt": attempt, "multiThread": True},
+            ))
+            responses.append(response)
+            outputs = parse_multi_thread_output(response.text)
+            if not outputs.degenerate:
+                summary = ObserverResult(
+                    ObserverOutput(observations="", current_task=None, suggested_response=None, thread_title=None,
+                                   raw=response.text),
+                    responses, previous, truncated, prompt,
+                )
+                return outputs, summary
+        raise ObserverError("the multi-thread Observer produced degenerate (repetitive) output twice")

@@ -142,8 +142,11 @@ def observer_user_prompt(
     truncated: bool = False,
     prior_metadata: Sequence[tuple[str, str]] = (),
     buffering: bool = False,
+    prior_by_thread: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
 ) -> str:
-    """The Observer's user message: previous observations, prior metadata, history, task."""
+    """The Observer's user message: previous observations, prior metadata, history, task.
+
+    ``prior_by_thread`` (multi-thread mode) lists each thread's hints inside its ``<thread>``."""
     out: list[str] = []
     if previous_observations:
         out.append(
@@ -153,6 +156,18 @@ def observer_user_prompt(
         )
         if truncated:
             out.append(TRUNCATION_NOTICE + "\n")
+    if prior_by_thread:
+        blocks = []
+        for thread_id, items in prior_by_thread:
+            if items:
+                body = "\n".join(f"- prior {key}: {value}" for key, value in items)
+                blocks.append(f'<thread id="{thread_id}">\n{body}\n</thread>')
+        if blocks:
+            out.append(
+                "## Prior Thread Metadata\n" + "\n".join(blocks) + "\n"
+                "Treat these as hints about where each conversation stood; update them from the new "
+                "messages.\n"
+            )
     if prior_metadata:
         lines = "\n".join(f"- prior {key}: {value}" for key, value in prior_metadata)
         out.append(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omlab.bench.results import RunWriter
 
-T0 = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 NO_PROVENANCE = {"git_commit": None}
 
 

@@ -111,3 +111,11 @@ def test_a_file_that_is_not_a_results_file_is_skipped_with_a_warning(tmp_path):
             check_schema_version(connection, path)
         finally:
             connection.close()
+
+
+def test_a_file_that_never_becomes_a_database_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.setattr("omlab.bench.results.catalog._RETRY_PAUSE_S", 0.0)
+    _two_runs(tmp_path)
+    run_path(tmp_path, "20240504T000000-dddddd").write_bytes(b"")  # what a writer's first instant looks like
+    with pytest.warns(UserWarning, match="not a readable DuckDB file"):
+        assert len(ResultsCatalog(tmp_path).read_table("events")) == 12

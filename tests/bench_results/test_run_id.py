@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -12,7 +12,7 @@ from omlab.bench.results.run_id import RUN_ID_PATTERN, check_run_id, new_run_id,
 def test_format_and_time_order():
     start = datetime(2024, 5, 1, 11, 30, 15, tzinfo=timezone(timedelta(hours=2)))
     assert new_run_id(start, suffix="3fa9c2") == "20240501T093015-3fa9c2"
-    assert run_id_time("20240501T093015-3fa9c2") == datetime(2024, 5, 1, 9, 30, 15, tzinfo=timezone.utc)
+    assert run_id_time("20240501T093015-3fa9c2") == datetime(2024, 5, 1, 9, 30, 15, tzinfo=UTC)
     assert run_id_time("my-run") is None
     ids = [new_run_id(start + timedelta(seconds=s)) for s in (0, 1, 60, 3600)]
     assert ids == sorted(ids) and all(RUN_ID_PATTERN.fullmatch(i) for i in ids)

@@ -28,7 +28,7 @@ from omlab.bench.results import (
 )
 from omlab.bench.results.layout import parts_path, run_path
 
-from .samples import NO_PROVENANCE, T0, crash_mid_run, event_rows, open_writer
+from .samples import T0, crash_mid_run, event_rows, open_writer
 
 RUN = "20240501T093000-abcdef"
 
@@ -221,10 +221,9 @@ def test_status_is_started_until_close(tmp_path):
 
 
 def test_exception_marks_run_failed_and_propagates(tmp_path):
-    with pytest.raises(ZeroDivisionError):
-        with open_writer(tmp_path, RUN) as writer:
-            writer.add_events(event_rows(2))
-            1 / 0
+    with pytest.raises(ZeroDivisionError), open_writer(tmp_path, RUN) as writer:
+        writer.add_events(event_rows(2))
+        raise ZeroDivisionError("division by zero")
     run = runs_df(tmp_path).iloc[0]
     assert run.status == "failed"
     assert run.error == "ZeroDivisionError: division by zero"
@@ -232,9 +231,8 @@ def test_exception_marks_run_failed_and_propagates(tmp_path):
 
 
 def test_keyboard_interrupt_marks_run_interrupted(tmp_path):
-    with pytest.raises(KeyboardInterrupt):
-        with open_writer(tmp_path, RUN):
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), open_writer(tmp_path, RUN):
+        raise KeyboardInterrupt
     assert runs_df(tmp_path).iloc[0].status == "interrupted"
 
 
@@ -263,6 +261,7 @@ def test_provenance_is_collected_by_default(tmp_path):
     ({"type": "x", "ts": datetime(2024, 1, 1)}, "events.ts must be timezone-aware"),
     ({"type": "x", "tokens_in": "12"}, "events.tokens_in must be an integer, got str"),
     ({"type": "x", "tokens_in": 1.5}, "events.tokens_in must be an integer"),
+    ({"type": "x", "tokens_in": 2**63}, "events.tokens_in must be a 64-bit integer"),
     ({"type": "x", "duration_ms": True}, "events.duration_ms must be a number, got bool"),
     ({"type": 3}, "events.type must be a string, got int"),
     ({"seq": 1}, "missing required column 'type'"),
@@ -385,9 +384,8 @@ def test_resume_after_a_crash(tmp_path):
 def test_open_existing_refuses_missing_and_locked_runs(tmp_path):
     with pytest.raises(FileNotFoundError, match="no run file"):
         RunWriter.open_existing(tmp_path, RUN)
-    with open_writer(tmp_path, RUN):
-        with pytest.raises(RunLockedError):
-            RunWriter.open_existing(tmp_path, RUN, lock_timeout=0.2)
+    with open_writer(tmp_path, RUN), pytest.raises(RunLockedError):
+        RunWriter.open_existing(tmp_path, RUN, lock_timeout=0.2)
     reopened = RunWriter.open_existing(tmp_path, RUN)
     assert runs_df(tmp_path).iloc[0].status == "started"
     reopened.close("interrupted")

@@ -19,7 +19,12 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from omlab.bench.results.connect import ResultsSchemaError, RunLockedError, check_schema_version, open_run_file
+from omlab.bench.results.connect import (
+    ResultsSchemaError,
+    RunLockedError,
+    check_schema_version,
+    open_run_file,
+)
 from omlab.bench.results.layout import list_run_ids, parts_path, run_path
 from omlab.bench.results.schema import KEYS, ORDER_BY, Column, columns_of, pandas_dtype
 from omlab.bench.results.shards import shard_files
@@ -55,6 +60,8 @@ class ResultsCatalog:
             connection = open_run_file(self._path_of(run_id), read_only=True)
         except RunLockedError:
             return True
+        except duckdb.IOException:  # not a database (yet): nobody holds it for writing
+            return False
         connection.close()
         return False
 
@@ -108,6 +115,7 @@ class ResultsCatalog:
         path, parts = self._path_of(run_id), parts_path(self.results_dir, run_id)
         selected = ", ".join(f'"{c.name}"' for c in columns_of(table))
         for attempt in range(_ATTEMPTS):
+            last = attempt == _ATTEMPTS - 1
             try:
                 connection = open_run_file(path, read_only=True)
             except FileNotFoundError:  # deleted since it was listed
@@ -115,7 +123,7 @@ class ResultsCatalog:
             except RunLockedError:
                 files = shard_files(parts, table)
                 if not files:
-                    if parts.is_dir() or attempt == _ATTEMPTS - 1:
+                    if parts.is_dir() or last:
                         return pd.DataFrame(columns=[c.name for c in columns_of(table)])
                     time.sleep(_RETRY_PAUSE_S)  # writer starting up, or closing right now
                     continue
@@ -124,6 +132,13 @@ class ResultsCatalog:
                 except duckdb.IOException:  # a shard vanished: the writer closed or republished
                     time.sleep(_RETRY_PAUSE_S)
                     continue
+            except duckdb.IOException as error:
+                # A file caught in the instant between its creation and its writer's lock is
+                # not a database yet; a file that stays that way is not a results file.
+                if last:
+                    raise ResultsSchemaError(f"{path} is not a readable DuckDB file: {error}") from error
+                time.sleep(_RETRY_PAUSE_S)
+                continue
             try:
                 check_schema_version(connection, path)
                 return connection.execute(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
@@ -31,8 +31,9 @@ from omlab.bench.results.redact import redact_text, to_safe_json
 from omlab.bench.results.schema import TABLES, Column, arrow_schema
 
 _REDACTED_TEXT_COLUMNS = frozenset({"error", "notes"})
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class RowError(ValueError):
@@ -68,12 +69,16 @@ def _json(table: str, column: str, value: Any) -> str:
 
 def _int(table: str, column: str, value: Any) -> int:
     if type(value) is int:
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise _bad(table, column, value, "an integer")
+        number = value
+    elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        number = int(value)
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    else:
+        raise _bad(table, column, value, "an integer")
+    if not _INT64_MIN <= number <= _INT64_MAX:
+        raise _bad(table, column, value, "a 64-bit integer")
+    return number
 
 
 def _float(table: str, column: str, value: Any) -> float:
@@ -98,7 +103,7 @@ def _time(table: str, column: str, value: Any) -> datetime:
     elif isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
         if not math.isfinite(value):
             raise _bad(table, column, value, "a finite unix time")
-        return datetime.fromtimestamp(float(value), timezone.utc)
+        return datetime.fromtimestamp(float(value), UTC)
     elif isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
@@ -134,7 +139,8 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     table: tuple(c.name for c in columns if c.required) for table, columns in TABLES.items()
 }
 # Values of exactly these types need no conversion (checked inline: a call per cell is costly).
-_AS_IS = {"text": str, "int": int, "float": float, "bool": bool}
+# (Not int: an int must still be range-checked to fit BIGINT.)
+_AS_IS = {"text": str, "float": float, "bool": bool}
 _PASS_THROUGH: dict[str, dict[str, type]] = {
     table: {
         c.name: _AS_IS[c.kind] for c in columns

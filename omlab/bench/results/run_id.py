@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$")
@@ -26,13 +26,13 @@ def new_run_id(now: datetime | None = None, suffix: str | None = None) -> str:
     Raises:
         ValueError: ``now`` is naive or ``suffix`` is not six lowercase hex digits.
     """
-    moment = datetime.now(timezone.utc) if now is None else now
+    moment = datetime.now(UTC) if now is None else now
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError(f"new_run_id needs a timezone-aware time, got naive {moment.isoformat()}")
     tail = secrets.token_hex(3) if suffix is None else suffix
     if not re.fullmatch(r"[0-9a-f]{6}", tail):
         raise ValueError(f"run id suffix must be 6 lowercase hex digits, got {tail!r}")
-    return f"{moment.astimezone(timezone.utc):%Y%m%dT%H%M%S}-{tail}"
+    return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S}-{tail}"
 
 
 def check_run_id(run_id: str) -> str:
@@ -49,4 +49,4 @@ def run_id_time(run_id: str) -> datetime | None:
     """The UTC start time encoded in a generated run id, or None for a caller-chosen id."""
     if not RUN_ID_PATTERN.fullmatch(run_id):
         return None
-    return datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc)
+    return datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)

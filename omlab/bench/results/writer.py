@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -62,11 +62,15 @@ _OPEN_IN_THIS_PROCESS_LOCK = threading.Lock()
 
 _WRITER_MANAGED_RUN_COLUMNS = frozenset({"run_id", "status", "started_at", "finished_at", "error"})
 _BATCH_VIEW = "omlab_incoming_batch"
+_NEW_FILE_LOCK_TIMEOUT_S = 5.0
+_DELETE_SCORES_OF_CONVERSATION = (
+    "DELETE FROM scores WHERE question_id IN (SELECT question_id FROM answers WHERE conversation_id = ?)"
+)
 _Row = Mapping[str, Any]
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class RunWriter:
@@ -106,7 +110,8 @@ class RunWriter:
         shutil.rmtree(self.parts_dir, ignore_errors=True)
         self._claim()
         try:
-            self._connection = open_run_file(self.path, read_only=False)
+            # A reader may hold the new file for a moment (it lists every *.duckdb it sees).
+            self._connection = open_run_file(self.path, read_only=False, lock_timeout=_NEW_FILE_LOCK_TIMEOUT_S)
         except BaseException:
             self._release()
             raise
@@ -117,7 +122,11 @@ class RunWriter:
             self._flush_locked()
         except BaseException:
             self._connection.close()
+            self._connection = None
             self._release()
+            for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
+                leftover.unlink(missing_ok=True)  # a half-made file of ours; never a run's data
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
             raise
         self._start_flusher()
 
@@ -262,8 +271,7 @@ class RunWriter:
             "prepare": [("DELETE FROM steps WHERE conversation_id = ?", [conversation_id]),
                         ("DELETE FROM events WHERE conversation_id = ?", [conversation_id])],
             "answer": [("DELETE FROM answers WHERE conversation_id = ?", [conversation_id])],
-            "judge": [("DELETE FROM scores WHERE question_id IN "
-                       "(SELECT question_id FROM answers WHERE conversation_id = ?)", [conversation_id])],
+            "judge": [(_DELETE_SCORES_OF_CONVERSATION, [conversation_id])],
         }[phase]
         statements += [
             (f"DELETE FROM model_calls WHERE conversation_id = ? AND role IN ({role_slots})",
