@@ -86,10 +86,19 @@ def run_in_event_loop(jobs: Sequence[ConversationJob], sink: Callable[[Record], 
 
     async def run_all() -> None:
         gate = asyncio.Semaphore(max(1, concurrency))
+        # Offline models never suspend, so a cancelled task may not notice before it has run a
+        # whole conversation: after a failure, waiting tasks must not start at all.
+        failed = asyncio.Event()
 
         async def one(job: ConversationJob) -> None:
             async with gate:
-                await run_conversation(job, sink, limits=limits)
+                if failed.is_set():
+                    return
+                try:
+                    await run_conversation(job, sink, limits=limits)
+                except BaseException:
+                    failed.set()
+                    raise
 
         try:
             async with asyncio.TaskGroup() as group:

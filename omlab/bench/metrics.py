@@ -89,11 +89,14 @@ def load_run_frames(db: Any, run_id: str) -> RunFrames:
     )
 
 
-def compute_metrics(frames: RunFrames, *, dataset_kind: str, on_missing: str = "wrong", n_boot: int = 1000,
-                    seed: int = 0) -> pd.DataFrame:
-    """Every metric of the module docstring that the frames allow, as a ``metrics`` frame."""
+def compute_metrics(frames: RunFrames, *, dataset_kind: str, on_missing: str = "wrong", judged: bool | None = None,
+                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Every metric of the module docstring that the frames allow, as a ``metrics`` frame.
+
+    ``judged`` says whether the run had a judge phase (None: whether any verdict exists); with it,
+    accuracy is reported even when every question failed (as 0 with ``on_missing="wrong"``)."""
     rows: list[dict[str, Any]] = []
-    rows += _question_metrics(frames.answers, frames.scores, dataset_kind, on_missing, n_boot, seed)
+    rows += _question_metrics(frames.answers, frames.scores, dataset_kind, on_missing, judged, n_boot, seed)
     rows += _context_metrics(frames.steps, frames.answers)
     rows += _compression_metrics(frames.events, frames.answers)
     rows += _cost_metrics(frames.calls)
@@ -128,8 +131,8 @@ def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- questions
 
 
-def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on_missing: str, n_boot: int,
-                      seed: int) -> list[dict[str, Any]]:
+def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on_missing: str,
+                      judged_run: bool | None, n_boot: int, seed: int) -> list[dict[str, Any]]:
     if answers.empty:
         return []
     frame = answers.copy()
@@ -146,7 +149,7 @@ def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on
         _row("judge_missing", "all", int((ok & judged & frame["correct"].isna()).sum()), n=int((ok & judged).sum())),
     ]
     policy = "wrong" if on_missing == "wrong" else "drop"
-    has_verdicts = frame.loc[judged, "correct"].notna().any()
+    has_verdicts = bool(frame.loc[judged, "correct"].notna().any()) if judged_run is None else judged_run
     if kind == "locomo":
         frame["f1"] = frame["question_id"].map(_scores_of(scores, "f1", "value")).astype("float64")
         rows += _locomo_rows(frame, policy, has_verdicts, n_boot, seed)

@@ -154,7 +154,8 @@ def write_report(results_dir: str | Path, run_id: str, *, fmt: str = "md", plots
     if metrics.empty:
         config = json.loads(row["config_json"]) if isinstance(row["config_json"], str) else {}
         metrics = compute_metrics(load_run_frames(catalog, run_id), dataset_kind=str(row.get("dataset") or ""),
-                                  on_missing=config.get("scoring", {}).get("on_missing", "wrong"))
+                                  on_missing=config.get("scoring", {}).get("on_missing", "wrong"),
+                                  judged="judge" in config.get("phases", ["judge"]))
     target = Path(out_dir) if out_dir is not None else Path(results_dir) / "reports" / run_id
     target.mkdir(parents=True, exist_ok=True)
     images = [path.name for path in _plots(catalog, run_id, row, metrics, target)] if plots else []

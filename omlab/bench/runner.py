@@ -146,7 +146,8 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
             _execute([job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options)
         writer.flush()
         metrics = compute_metrics(load_run_frames(ResultsCatalog(results_dir), writer.run_id),
-                                  dataset_kind=settings.dataset_kind, on_missing=suite.scoring.on_missing)
+                                  dataset_kind=settings.dataset_kind, on_missing=suite.scoring.on_missing,
+                                  judged="judge" in settings.phases)
         writer.add_metrics(metrics_records(metrics))
     return RunSummary(run_id=writer.run_id, suite=suite.name, config_name=cell.name, config_hash=config_hash,
                       status="finished", resumed=resumed, n_conversations=len(conversations),

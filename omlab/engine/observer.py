@@ -142,6 +142,7 @@ class ObserverRunner:
                 input_tokens=input_tokens,
                 metadata={**(metadata or {}), "attempt": attempt},
                 context=context or {},
+                cache_salt=None if attempt == 1 else f"retry-{attempt}",
             )
             response = await self.client.complete(request)
             responses.append(response)
@@ -187,6 +188,7 @@ class ObserverRunner:
                 max_output_tokens=getattr(self.settings, "max_output_tokens", None),
                 provider_options=self.provider_options, input_tokens=input_tokens,
                 metadata={**(metadata or {}), "attempt": attempt, "multiThread": True},
+                cache_salt=None if attempt == 1 else f"retry-{attempt}",
             ))
             responses.append(response)
             outputs = parse_multi_thread_output(response.text)

@@ -38,10 +38,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 from omlab.llm.spec import ResolvedAttempt, merge_provider_options
-from omlab.llm.types import ModelRequest, Usage
+from omlab.llm.types import ModelCall, ModelRequest, Usage
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class CacheMissError(RuntimeError):
         )
         self.model = model
         self.key = key
-        self.call: Any = None
+        self.call: ModelCall | None = None
 
 
 class CacheKeyError(ValueError):
@@ -118,7 +118,7 @@ def cache_key_material(attempt: ResolvedAttempt, request: ModelRequest) -> dict[
     """The output-deciding fields of one attempt, as hashed by :func:`cache_key`."""
     options = merge_provider_options(request.provider_options, attempt.provider_options)
     settings = {k: v for k, v in attempt.model_settings.items() if is_output_setting(k)}
-    return {
+    material = {
         "key_version": CACHE_KEY_VERSION,
         "model": attempt.model,
         "messages": request.messages,
@@ -128,6 +128,9 @@ def cache_key_material(attempt: ResolvedAttempt, request: ModelRequest) -> dict[
         "provider_options": options,
         "model_settings": settings,
     }
+    if request.cache_salt is not None:  # absent otherwise, so existing keys stay valid
+        material["cache_salt"] = request.cache_salt
+    return material
 
 
 def cache_key(attempt: ResolvedAttempt, request: ModelRequest) -> str:
@@ -144,7 +147,11 @@ def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, integral floats as integers (``0.0`` and ``0`` mean the same
     temperature), tuples as lists; pydantic models and classes by their JSON schema/dump."""
     return json.dumps(
-        _canonical(value, "request"), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        _canonical(value, "request"),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
     )
 
 
@@ -169,7 +176,9 @@ def _canonical(value: Any, where: str) -> Any:
     if isinstance(value, list | tuple):
         return [_canonical(item, f"{where}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, set | frozenset):
-        return sorted((_canonical(item, where) for item in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return sorted(
+            (_canonical(item, where) for item in value), key=lambda v: json.dumps(v, sort_keys=True)
+        )
     if isinstance(value, bytes | bytearray):
         return {"sha256": hashlib.sha256(bytes(value)).hexdigest()}
     if isinstance(value, type) and hasattr(value, "model_json_schema"):  # a pydantic model class
@@ -324,7 +333,9 @@ class ResponseCache:
                     self._writes += 1
             return written
         except sqlite3.Error:
-            logger.exception("could not write to the response cache %s (the call result is kept)", self._where)
+            logger.exception(
+                "could not write to the response cache %s (the call result is kept)", self._where
+            )
             return False
 
     # -- inspection (CLI) ----------------------------------------------------------------------
@@ -332,7 +343,11 @@ class ResponseCache:
     def get(self, key: str) -> CachedResponse | None:
         """The entry stored under ``key``, whatever the mode; counts nothing."""
         with self._lock:
-            row = self._connection().execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,)).fetchone()
+            row = (
+                self._connection()
+                .execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,))
+                .fetchone()
+            )
         return _entry(row) if row is not None else None
 
     def stats(self) -> CacheStats:
@@ -358,7 +373,9 @@ class ResponseCache:
             entries, oldest, newest, cost, latency = conn.execute(
                 "SELECT count(*), min(created_at), max(created_at), sum(cost_usd), sum(latency_s) FROM responses"
             ).fetchone()
-            by_model = dict(conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model"))
+            by_model = dict(
+                conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model")
+            )
             by_role = dict(
                 conn.execute(
                     "SELECT coalesce(role, ''), count(*) FROM responses GROUP BY coalesce(role, '') ORDER BY 1"
@@ -388,7 +405,7 @@ class ResponseCache:
             self._conn = None
             self._pid = None
 
-    def __enter__(self) -> ResponseCache:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -427,7 +444,8 @@ class ResponseCache:
         _retry_while_locked(lambda: conn.executescript(_SCHEMA))
         _retry_while_locked(
             lambda: conn.execute(
-                "INSERT OR IGNORE INTO cache_meta (name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                "INSERT OR IGNORE INTO cache_meta (name, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
             )
         )
         found = conn.execute("SELECT value FROM cache_meta WHERE name = 'schema_version'").fetchone()[0]

@@ -154,7 +154,9 @@ class ModelClient:
                 [(a.model, k) for a, k in zip(resolved.attempts, keys, strict=True) if k is not None]
             )
             if hit is not None:
-                return self._serve_cached(request, resolved, keys.index(hit.key), hit, call_id, requested, started_at)
+                return self._serve_cached(
+                    request, resolved, keys.index(hit.key), hit, call_id, requested, started_at
+                )
         policy = self.retry
         remote = self._remote_backend(resolved)
         # Starts with the first request sent: neither litellm's one-off import nor queueing for a
@@ -172,7 +174,9 @@ class ModelClient:
                         deadline = self._now() + policy.deadline_s
                     remaining = deadline - self._now() if deadline is not None else None
                     if remaining is not None and remaining <= 0:
-                        raise _Exhausted(self._summary(progress, f"deadline of {policy.deadline_s:g} s passed"))
+                        raise _Exhausted(
+                            self._summary(progress, f"deadline of {policy.deadline_s:g} s passed")
+                        )
                     timeout = _min_or_none(policy.attempt_timeout_s, remaining)
                     progress.attempts += 1
                     progress.last_model = attempt.model

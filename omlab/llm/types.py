@@ -39,6 +39,9 @@ class ModelRequest:
     response_format: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    #: part of the response-cache key: a deliberate retry of the same prompt (e.g. after a
+    #: degenerate reply) sets it so it is not answered from the cache with the same reply
+    cache_salt: str | None = None
 
 
 @dataclass(slots=True)

@@ -234,8 +234,9 @@ def simulate(
 
 
 def simulation_summary(steps: pd.DataFrame, events: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[str, float]:
-    """:data:`SUMMARY_METRICS` (harness definitions) of one conversation's frames, plus ``n_steps``
-    and ``final_observation_tokens``; works on a simulation's frames and on a recorded run's."""
+    """:data:`SUMMARY_METRICS` (harness definitions) of a simulation's or a recorded run's frames,
+    plus ``n_steps`` and ``final_observation_tokens`` (the log size after the last step; the mean
+    over conversations when the frames hold several)."""
     empty = pd.DataFrame()
     frames = RunFrames(steps=steps, events=events, calls=calls if calls is not None else empty,
                        answers=empty, scores=empty)
@@ -243,8 +244,11 @@ def simulation_summary(steps: pd.DataFrame, events: pd.DataFrame, calls: pd.Data
     overall = metrics[metrics["group_key"] == "all"].set_index("name")["value"]
     summary = {name: float(overall.get(name, float("nan"))) for name in SUMMARY_METRICS}
     summary["n_steps"] = float(len(steps))
-    last = pd.to_numeric(steps["observation_tokens"], errors="coerce") if len(steps) else pd.Series(dtype=float)
-    summary["final_observation_tokens"] = float(last.iloc[-1]) if len(last) else float("nan")
+    if len(steps):
+        last = steps.sort_values("step", kind="stable").groupby("conversation_id", sort=False).tail(1)
+        summary["final_observation_tokens"] = float(pd.to_numeric(last["observation_tokens"], errors="coerce").mean())
+    else:
+        summary["final_observation_tokens"] = float("nan")
     return summary
 
 

@@ -10,7 +10,7 @@ name = "{name}"
 
 [dataset]
 kind = "synthetic"
-seeds = [11, 12]
+seeds = {seeds}
 target_tokens = 4000
 n_questions = 4
 
@@ -22,11 +22,7 @@ reflection = {{ observationTokens = 1500 }}
 actor = "{actor}"
 judge = "omlab/judge"
 
-[models.prices]
-"omlab/observer" = {{ input_per_mtok = 0.3, output_per_mtok = 2.5 }}
-"omlab/reflector" = {{ input_per_mtok = 0.3, output_per_mtok = 2.5 }}
-"omlab/reader" = {{ input_per_mtok = 0.15, output_per_mtok = 0.6 }}
-"omlab/judge" = {{ input_per_mtok = 2.5, output_per_mtok = 10.0 }}
+{prices}
 
 [latency]
 default = {{ kind = "fixed", seconds = 4 }}
@@ -38,10 +34,21 @@ STABLE_METRICS_EXCLUDED = ("latency_s_p50", "latency_s_p95", "cost_usd_paid", "c
 (wall-clock latencies, what was paid, how much came from a cache)."""
 
 
-def write_suite(folder: Path, name: str = "tiny", *, actor: str = "omlab/reader", extra: str = "") -> Path:
-    """Write a tiny offline suite TOML into ``folder`` and return its path."""
+PRICES = """[models.prices]
+"omlab/observer" = { input_per_mtok = 0.3, output_per_mtok = 2.5 }
+"omlab/reflector" = { input_per_mtok = 0.3, output_per_mtok = 2.5 }
+"omlab/reader" = { input_per_mtok = 0.15, output_per_mtok = 0.6 }
+"omlab/judge" = { input_per_mtok = 2.5, output_per_mtok = 10.0 }
+"""
+
+
+def write_suite(folder: Path, name: str = "tiny", *, actor: str = "omlab/reader", extra: str = "",
+                seeds: str = "[11, 12]", prices: bool = True) -> Path:
+    """Write a tiny offline suite TOML (two ~4k-token conversations, 4 questions each) into
+    ``folder`` and return its path. ``extra`` is appended (more tables)."""
     path = folder / f"{name}.toml"
-    path.write_text(TINY_SUITE.format(name=name, actor=actor, extra=extra), encoding="utf-8")
+    text = TINY_SUITE.format(name=name, actor=actor, extra=extra, seeds=seeds, prices=PRICES if prices else "")
+    path.write_text(text, encoding="utf-8")
     return path
 
 

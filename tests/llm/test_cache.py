@@ -38,31 +38,32 @@ PRICES = {"openai/gpt-4o-mini": Price(0.15, 0.60), "openai/gpt-4o": Price(2.5, 1
 
 
 def base_request(**changes) -> ModelRequest:
-    fields = dict(
-        model="openai/gpt-4o-mini",
-        messages=[dict(m) for m in MESSAGES],
-        temperature=0.2,
-        max_output_tokens=64,
-        provider_options={"openai": {"seed": 7}},
-        response_format={"type": "json_object"},
-    )
+    fields = {
+        "model": "openai/gpt-4o-mini",
+        "messages": [dict(m) for m in MESSAGES],
+        "temperature": 0.2,
+        "max_output_tokens": 64,
+        "provider_options": {"openai": {"seed": 7}},
+        "response_format": {"type": "json_object"},
+    }
     fields.update(changes)
     return ModelRequest(**fields)
 
 
 def base_attempt(**changes) -> ResolvedAttempt:
-    fields = dict(
-        model="openai/gpt-4o-mini",
-        model_settings={"topP": 0.9},
-        provider_options={},
-        headers={},
-    )
+    fields = {
+        "model": "openai/gpt-4o-mini",
+        "model_settings": {"topP": 0.9},
+        "provider_options": {},
+        "headers": {},
+    }
     fields.update(changes)
     return ResolvedAttempt(**fields)
 
 
 def entry(key: str, text: str = "Lisbon", **changes) -> CachedResponse:
-    fields = dict(key=key, model="openai/gpt-4o-mini", text=text, usage=Usage(10, 2), cost_usd=0.01, latency_s=1.5)
+    fields = {"key": key, "model": "openai/gpt-4o-mini", "text": text, "usage": Usage(10, 2)}
+    fields |= {"cost_usd": 0.01, "latency_s": 1.5}
     fields.update(changes)
     return CachedResponse(**fields)
 
@@ -71,7 +72,10 @@ def entry(key: str, text: str = "Lisbon", **changes) -> CachedResponse:
 
 
 def test_canonical_json_sorts_keys_and_folds_integral_floats():
-    assert canonical_json({"b": 1.0, "a": [0.0, 0.5, (1, "é")], "c": None}) == '{"a":[0,0.5,[1,"é"]],"b":1,"c":null}'
+    assert (
+        canonical_json({"b": 1.0, "a": [0.0, 0.5, (1, "é")], "c": None})
+        == '{"a":[0,0.5,[1,"é"]],"b":1,"c":null}'
+    )
 
 
 def test_key_is_versioned_sha256_of_the_canonical_material():
@@ -88,7 +92,9 @@ def test_key_is_stable_across_equivalent_spellings():
     b = cache_key(base_attempt(), base_request(temperature=0))
     assert a == b
     reordered = [{"content": m["content"], "role": m["role"]} for m in MESSAGES]
-    assert cache_key(base_attempt(), base_request(messages=reordered)) == cache_key(base_attempt(), base_request())
+    assert cache_key(base_attempt(), base_request(messages=reordered)) == cache_key(
+        base_attempt(), base_request()
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +153,10 @@ def test_token_count_settings_are_not_mistaken_for_secrets():
 )
 def test_key_changes_exactly_when_the_messages_change(first, second, temperature):
     def key(text):
-        return cache_key(base_attempt(), base_request(messages=[{"role": "user", "content": text}], temperature=temperature))
+        return cache_key(
+            base_attempt(),
+            base_request(messages=[{"role": "user", "content": text}], temperature=temperature),
+        )
 
     assert (key(first) == key(second)) == (first == second)
 
@@ -174,7 +183,9 @@ def test_unhashable_value_is_a_clear_error():
 
 def test_store_get_roundtrip_first_write_wins_and_stats(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
-    stored = entry("v1:a", provider_metadata={"response_id": "r1"}, tier=10_000, finish_reason="stop", role="actor")
+    stored = entry(
+        "v1:a", provider_metadata={"response_id": "r1"}, tier=10_000, finish_reason="stop", role="actor"
+    )
     assert cache.store(stored) is True
     assert cache.store(entry("v1:a", text="Porto")) is False  # the first answer is kept
     got = cache.get("v1:a")
@@ -283,8 +294,12 @@ class CountingRemote:
 
 def fallback_spec():
     return [
-        ModelWithRetries("openai/gpt-4o", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}),
-        ModelWithRetries("openai/gpt-4o-mini", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}),
+        ModelWithRetries(
+            "openai/gpt-4o", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}
+        ),
+        ModelWithRetries(
+            "openai/gpt-4o-mini", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}
+        ),
     ]
 
 
@@ -311,10 +326,21 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
     response, call = again[0], rerun.calls[0]
     original_cost = 1000 * 0.15e-6 + 500 * 0.60e-6
     assert first_answers[0].cost_usd == pytest.approx(original_cost)
-    assert (response.cached, response.cost_usd, response.attempts, response.model) == (True, 0.0, 0, "openai/gpt-4o-mini")
+    assert (response.cached, response.cost_usd, response.attempts, response.model) == (
+        True,
+        0.0,
+        0,
+        "openai/gpt-4o-mini",
+    )
     assert response.usage == Usage(1000, 500) and response.latency_s == first_answers[0].latency_s
     assert response.provider_metadata == {"response_id": "r2"}
-    assert (call.cached, call.cost_usd, call.input_tokens, call.output_tokens, call.attempts) == (True, 0.0, 1000, 500, 0)
+    assert (call.cached, call.cost_usd, call.input_tokens, call.output_tokens, call.attempts) == (
+        True,
+        0.0,
+        1000,
+        500,
+        0,
+    )
     assert call.metadata["llm"]["original_cost_usd"] == pytest.approx(original_cost)
     assert call.metadata["llm"]["fallback_index"] == 1
     assert rerun.cache.stats() == CacheStats(hits=3, misses=0, writes=0)
@@ -322,7 +348,9 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
 
 async def test_secrets_never_reach_the_cache_file(tmp_path):
     path = tmp_path / "c.sqlite"
-    client = ModelClient(remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), prices=PRICES, cache=ResponseCache(path))
+    client = ModelClient(
+        remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), prices=PRICES, cache=ResponseCache(path)
+    )
     await client.complete(ModelRequest(model=fallback_spec(), messages=MESSAGES))
     client.cache.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
@@ -332,8 +360,12 @@ async def test_secrets_never_reach_the_cache_file(tmp_path):
 
 async def test_strict_miss_raises_unwrapped_and_is_recorded(tmp_path):
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
-    with pytest.raises(CacheMissError, match="strict mode and has no entry for openai/gpt-4o .*fallbacks tried") as caught:
+    client = ModelClient(
+        remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict")
+    )
+    with pytest.raises(
+        CacheMissError, match="strict mode and has no entry for openai/gpt-4o .*fallbacks tried"
+    ) as caught:
         await client.complete(ModelRequest(model=fallback_spec(), messages=MESSAGES))
     assert remote.calls == []
     (call,) = client.calls
@@ -398,6 +430,8 @@ async def test_an_unhashable_request_skips_the_cache_outside_strict_mode(tmp_pat
     client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite"))
     response = await client.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))
     assert response.text == "mini / hi" and client.cache.size() == 0
-    strict = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
+    strict = ModelClient(
+        remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict")
+    )
     with pytest.raises(ModelCallError, match="CacheKeyError"):
         await strict.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))

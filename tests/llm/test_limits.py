@@ -164,7 +164,12 @@ async def test_a_429_with_retry_after_pauses_every_caller_of_the_provider(fake_s
     pause_s = 0.4
     fake_server.push(
         # The first request is refused quickly; the second stays in flight while that happens.
-        Reply(429, error_body("slow down", "rate_limit"), headers={"retry-after-ms": str(int(pause_s * 1000))}, delay_s=0.05),
+        Reply(
+            429,
+            error_body("slow down", "rate_limit"),
+            headers={"retry-after-ms": str(int(pause_s * 1000))},
+            delay_s=0.05,
+        ),
         Reply(delay_s=0.3),
     )
     fake_server.default = Reply(delay_s=0.02)
@@ -208,7 +213,11 @@ async def test_a_pause_longer_than_the_deadline_moves_on_to_the_fallback(clock):
 
     limits = ProviderLimits()
     client = ModelClient(
-        limits=limits, remote=remote, sleep=clock.sleep, now=clock.now, retry=RetryPolicy(deadline_s=10, jitter=0.0),
+        limits=limits,
+        remote=remote,
+        sleep=clock.sleep,
+        now=clock.now,
+        retry=RetryPolicy(deadline_s=10, jitter=0.0),
         prices={"openai/a": "omlab/x", "anthropic/b": "omlab/x"},
     )
     spec = ["openai/a", "anthropic/b"]

@@ -54,12 +54,17 @@ def actor_context(log: str = LOG, raw: list[dict] | None = None) -> list[dict]:
         *({"role": "system", "content": chunk} for chunk in log.split("\n\n[1 week later]\n\n")),
         {"role": "system", "content": "</observations>"},
         {"role": "system", "content": "<current-task>\nPrimary: book a dentist in Porto\n</current-task>"},
-        {"role": "system", "content": "<system-reminder>Answer the latest message naturally.</system-reminder>"},
+        {
+            "role": "system",
+            "content": "<system-reminder>Answer the latest message naturally.</system-reminder>",
+        },
         *(raw or []),
     ]
 
 
-def ask(question: str, context: list[dict] | None = None, *, current_date: str | None = "2023/05/30 (Tue) 23:40") -> str:
+def ask(
+    question: str, context: list[dict] | None = None, *, current_date: str | None = "2023/05/30 (Tue) 23:40"
+) -> str:
     prompt = f"Current Date: {current_date}\nQuestion: {question}" if current_date else question
     messages = (actor_context() if context is None else context) + [{"role": "user", "content": prompt}]
     return OfflineReader().generate(messages).text
@@ -87,7 +92,9 @@ def test_a_knowledge_update_gives_the_latest_value():
     # Same lines, order reversed: recency, not wording, decided.
     lines = LOG.splitlines()
     swapped = "\n".join(
-        line.replace("now have 3 kids", "have 2 kids, Emma and Leo").replace("have 2 kids, Emma and Leo.", "now have 3 kids")
+        line.replace("now have 3 kids", "have 2 kids, Emma and Leo").replace(
+            "have 2 kids, Emma and Leo.", "now have 3 kids"
+        )
         for line in lines
     )
     assert ask("How many kids do I have?", actor_context(swapped)) == "2 kids"
@@ -159,7 +166,9 @@ def test_full_history_in_the_question_message_longmemeval_style():
 
 
 def test_plain_question_without_a_date_and_content_parts():
-    context = [{"role": "user", "content": [{"type": "text", "text": "I work as a nurse at a big hospital."}]}]
+    context = [
+        {"role": "user", "content": [{"type": "text", "text": "I work as a nurse at a big hospital."}]}
+    ]
     answer = ask("What do I work as at the hospital?", context, current_date=None)
     assert answer == "I work as a nurse at a big hospital."
 
@@ -168,7 +177,10 @@ def test_plain_question_without_a_date_and_content_parts():
 
 
 def test_request_parsing_keeps_only_the_observation_lines():
-    request = parse_reader_request(actor_context() + [{"role": "user", "content": "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where?"}])
+    request = parse_reader_request(
+        actor_context()
+        + [{"role": "user", "content": "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where?"}]
+    )
     assert request.question == "Where?" and request.current_date == date(2023, 5, 30)
     texts = [s.text for s in request.snippets]
     assert texts[0] == "User stated they have 2 kids, Emma and Leo." and len(texts) == 8
@@ -216,7 +228,20 @@ def test_parse_date_formats():
 
 # --- invariants and wiring --------------------------------------------------------------------------
 
-WORDS = ["cat", "dog", "Lisbon", "Porto", "guitar", "piano", "sister", "teacher", "nurse", "blue", "green", "Luna"]
+WORDS = [
+    "cat",
+    "dog",
+    "Lisbon",
+    "Porto",
+    "guitar",
+    "piano",
+    "sister",
+    "teacher",
+    "nurse",
+    "blue",
+    "green",
+    "Luna",
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -225,7 +250,9 @@ WORDS = ["cat", "dog", "Lisbon", "Porto", "guitar", "piano", "sister", "teacher"
     asked=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
 )
 def test_the_reader_never_invents_words_and_is_deterministic(facts, asked):
-    log = "Date: May 1, 2023\n" + "\n".join(f"* 🔴 (09:{i:02d}) User stated my {' '.join(f)}." for i, f in enumerate(facts))
+    log = "Date: May 1, 2023\n" + "\n".join(
+        f"* 🔴 (09:{i:02d}) User stated my {' '.join(f)}." for i, f in enumerate(facts)
+    )
     context = actor_context(log)
     question = f"What about my {' '.join(asked)}?"
     answer = ask(question, context)
@@ -242,7 +269,9 @@ def test_registered_and_reachable_through_the_client():
 
 async def test_through_model_client():
     messages = actor_context() + [{"role": "user", "content": "Question: What is the name of my cat?"}]
-    response = await ModelClient().complete(ModelRequest(model="omlab/reader", messages=messages, role="actor"))
+    response = await ModelClient().complete(
+        ModelRequest(model="omlab/reader", messages=messages, role="actor")
+    )
     assert response.text == "Luna" and response.cost_usd == 0.0
     assert response.usage.input_tokens > 100 and response.usage.output_tokens >= 1
     assert re.fullmatch(r"omlab/reader", response.model)

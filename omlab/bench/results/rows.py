@@ -68,14 +68,10 @@ def _json(table: str, column: str, value: Any) -> str:
 
 
 def _int(table: str, column: str, value: Any) -> int:
-    if type(value) is int:
-        number = value
-    elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        number = int(value)
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    else:
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if not (integral or (isinstance(value, float) and value.is_integer())):
         raise _bad(table, column, value, "an integer")
+    number = int(value)
     if not _INT64_MIN <= number <= _INT64_MAX:
         raise _bad(table, column, value, "a 64-bit integer")
     return number

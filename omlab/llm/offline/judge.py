@@ -42,7 +42,14 @@ _GOLD_LABELS = (
     "reference answer", "correct answer", "gold answer", "expected answer", "ground truth", "answer",
     "rubric", "explanation", "why it cannot be answered",
 )  # fmt: skip
-_RESPONSE_LABELS = ("model response", "response", "generated answer", "model answer", "candidate answer", "hypothesis")
+_RESPONSE_LABELS = (
+    "model response",
+    "response",
+    "generated answer",
+    "model answer",
+    "candidate answer",
+    "hypothesis",
+)
 _ABSTENTION_LABELS = frozenset({"explanation", "why it cannot be answered"})
 
 
@@ -57,7 +64,9 @@ _PROMPT_RE = re.compile(
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
 _CLOSING_RE = re.compile(r"\n[ \t]*\n(?P<closing>[^\n]*\b(?:yes|no)\b[^\n]*)\s*\Z", re.IGNORECASE)
-_UNANSWERABLE_RE = re.compile(r"cannot be answered|unanswerable|not answerable|identify the question as", re.I)
+_UNANSWERABLE_RE = re.compile(
+    r"cannot be answered|unanswerable|not answerable|identify the question as", re.IGNORECASE
+)
 _OFF_BY_ONE_RE = re.compile(r"off[- ]by[- ]one|differ(?:s)? from the reference by one", re.IGNORECASE)
 _ALTERNATIVES_RE = re.compile(r"\bor\b|\balso (?:acceptable|correct|fine)\b|\beither\b", re.IGNORECASE)
 _ACCEPTABLE_RE = re.compile(r"\b(?:(?:is|are)\s+)?also\s+(?:acceptable|correct|fine)\b", re.IGNORECASE)
@@ -169,6 +178,7 @@ def numbers_match(gold: str, response: str, *, off_by_one: bool = False) -> bool
 
 def contains_phrase(gold: str, response: str) -> bool:
     """Whole-word containment of the normalised gold (articles dropped) in the normalised response."""
+
     def words(text: str) -> str:
         return " ".join(t for t in normalise_tokens(text) if t not in ("a", "an", "the"))
 

@@ -40,8 +40,7 @@ BM25_B = 0.75
 
 # --- the normaliser -----------------------------------------------------------------------------
 
-# fmt: off
-STOPWORDS: frozenset[str] = frozenset("""
+_STOPWORD_TEXT = """
 a an the and or but if of at by for with about to from in on off into onto over under up down out
 is am are was were be been being have has had having do does did doing done will would shall should
 can could may might must i me my mine myself we us our ours you your yours he him his she her hers
@@ -49,13 +48,14 @@ it its they them their theirs this that these those there here what which who wh
 why how all any both each few more most other some such no nor not only own same so than too very
 just also as then once again s t d ll m re ve im ive id youre dont didnt doesnt isnt wasnt
 user users assistant stated said says tell told remind remember mentioned mention know
-""".split())
-# fmt: on
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 # Words that frame a question ("how many … ago") rather than name what it is about.
-QUESTION_FRAME_WORDS: frozenset[str] = frozenset(
+_FRAME_TEXT = (
     "many much long often ago ever exactly approximately roughly total number kind type sort please "
-    "go goes went gone get got take took taken".split()
+    "go goes went gone get got take took taken"
 )
+QUESTION_FRAME_WORDS: frozenset[str] = frozenset(_FRAME_TEXT.split())
 # A few common irregular verbs, so that "ran" meets "run" and "bought" meets "buy".
 _IRREGULAR = {
     "ran": "run", "went": "go", "gone": "go", "bought": "buy", "got": "get", "gotten": "get",
@@ -158,13 +158,21 @@ def content_terms(text: str) -> list[str]:
 
 # --- dates ----------------------------------------------------------------------------------------
 
-_MONTH_RE = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"  # noqa: E501
+_MONTH_RE = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _DATE_PATTERNS = (
     re.compile(rf"\b{_MONTH_RE}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
-    re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(
+        rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE},?\s+(?P<year>\d{{4}})\b",
+        re.IGNORECASE,
+    ),
     re.compile(r"\b(?P<year>\d{4})[/-](?P<num>\d{1,2})[/-](?P<day>\d{1,2})\b"),
 )
-_MONTH_DAY_RE = re.compile(rf"\b{_MONTH_RE}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.IGNORECASE)
+_MONTH_DAY_RE = re.compile(
+    rf"\b{_MONTH_RE}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.IGNORECASE
+)
 
 
 def parse_date(text: str) -> date | None:
@@ -218,7 +226,8 @@ _TODAY_RE = re.compile(r"today(?:'s date)? is[ \t]*(?P<date>[^\n]+)", re.IGNOREC
 _OBS_OPEN_RE = re.compile(r"<observations>", re.IGNORECASE)
 _OBS_CLOSE_RE = re.compile(r"</observations>", re.IGNORECASE)
 _SKIP_BLOCK_RE = re.compile(
-    r"<(system-reminder|current-task|suggested-response|thread-title)>.*?(?:</\1>|$)", re.IGNORECASE | re.DOTALL
+    r"<(system-reminder|current-task|suggested-response|thread-title)>.*?(?:</\1>|$)",
+    re.IGNORECASE | re.DOTALL,
 )
 _DATE_HEADER_RE = re.compile(r"^\s*(?:Date|Session Date):\s*(?P<date>.+)$", re.IGNORECASE)
 _IGNORED_LINE_RE = re.compile(
@@ -254,7 +263,9 @@ def parse_reader_request(messages: Sequence[ChatMessage]) -> ReaderRequest:
     question = _ANSWER_CUE_RE.sub("", question).strip()
     if not question:
         raise ValueError("reader request has an empty question in its last user message")
-    current = _current_date(final, [message_text(m) for m in messages[:last_user] if m.get("role") == "system"])
+    current = _current_date(
+        final, [message_text(m) for m in messages[:last_user] if m.get("role") == "system"]
+    )
     preamble = _CURRENT_DATE_RE.sub("", preamble)
 
     context: list[ChatMessage] = list(messages[:last_user]) + [{"role": "user", "content": preamble}]
@@ -406,7 +417,10 @@ def rank_snippets(question: str, snippets: Sequence[Snippet]) -> list[Ranked]:
             continue
         length = sum(document.values())
         score = sum(
-            idf[t] * document[t] * (BM25_K1 + 1) / (document[t] + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+            idf[t]
+            * document[t]
+            * (BM25_K1 + 1)
+            / (document[t] + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
             for t in matched
         )
         ranked.append(Ranked(snippet, score, sum(idf[t] for t in matched) / total_idf, matched))
@@ -423,7 +437,8 @@ def best_snippets(question: str, ranked: Sequence[Ranked]) -> list[Ranked]:
     eligible = [
         r
         for r in ranked
-        if r.coverage >= MIN_COVERAGE or (topics and topics <= set(r.matched) and r.coverage >= MIN_TOPIC_COVERAGE)
+        if r.coverage >= MIN_COVERAGE
+        or (topics and topics <= set(r.matched) and r.coverage >= MIN_TOPIC_COVERAGE)
     ]
     if not eligible:
         return []
@@ -437,7 +452,9 @@ def best_snippets(question: str, ranked: Sequence[Ranked]) -> list[Ranked]:
 
 # --- answering ------------------------------------------------------------------------------------
 
-_ANNOTATION_RE = re.compile(r"\s*\((?P<kind>meaning|estimated)\s+(?P<what>[^()]*?)(?:\s+-\s+[^()]*)?\)", re.IGNORECASE)
+_ANNOTATION_RE = re.compile(
+    r"\s*\((?P<kind>meaning|estimated)\s+(?P<what>[^()]*?)(?:\s+-\s+[^()]*)?\)", re.IGNORECASE
+)
 _LEAD_RE = re.compile(
     r"^(?:User|Assistant)\s+(?:stated|said|mentioned|noted|explained|shared|reported|confirmed|asked|replied|"
     r"recommended|suggested)(?:\s+that)?[:,]?\s+",
@@ -464,7 +481,9 @@ _NUMBER_SPAN_RE = re.compile(
 _CAPITALISED_RE = re.compile(r"\b[A-Z][\w'’&.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’&.-]*)*")
 _NOT_NAMES = frozenset({"user", "assistant", "i", "i'm", "i've", "i'd", "i'll", "the", "a", "an", "they", "their",
                         "he", "she", "we", "it", "my", "this", "that", "date", *_MONTHS, *_WEEKDAYS})  # fmt: skip
-_PLACE_PREPOSITION_RE = re.compile(r"\b(?:in|at|to|from|near|into|around|visit(?:ed|ing)?)\s+$", re.IGNORECASE)
+_PLACE_PREPOSITION_RE = re.compile(
+    r"\b(?:in|at|to|from|near|into|around|visit(?:ed|ing)?)\s+$", re.IGNORECASE
+)
 _QUOTE_RE = re.compile(r"[\"“](?P<q>[^\"”]{2,120})[\"”]")
 
 
@@ -499,7 +518,7 @@ def _extractor(request: ReaderRequest) -> Callable[[Ranked], str | None] | None:
     if _WHERE_RE.search(question):
         return lambda r: _name_span(r.snippet.text, question, places=True)
     if re.match(r"^\s*(?:what|which)\b", question, re.IGNORECASE):
-        return lambda r: (m.group("q").strip() if (m := _QUOTE_RE.search(r.snippet.text)) else None)
+        return lambda r: m.group("q").strip() if (m := _QUOTE_RE.search(r.snippet.text)) else None
     return None
 
 
@@ -557,7 +576,9 @@ def _number_span(text: str, matched: Sequence[str]) -> str | None:
     ]
     if not spans:
         return None
-    anchors = [m.start() for m in re.finditer(r"[^\W_]+", plain) if stem(normalise_tokens(m.group())[0]) in matched]
+    anchors = [
+        m.start() for m in re.finditer(r"[^\W_]+", plain) if stem(normalise_tokens(m.group())[0]) in matched
+    ]
 
     def distance(span: re.Match[str]) -> tuple[int, int]:
         return min((abs(span.start() - a) for a in anchors), default=0), span.start()

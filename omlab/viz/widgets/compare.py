@@ -1,0 +1,115 @@
+"""The comparison view: two runs side by side (two configs, two tiers...).
+
+Their sawtooth timelines (one conversation, chosen in a dropdown), cost breakdowns by role,
+accuracy by question type, and two diff tables: the harness metrics and the timeline summary.
+The state lives in :class:`~omlab.viz.widgets.compare_state.CompareState`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from omlab.bench.results import ResultsCatalog
+from omlab.viz.plots import plot_accuracy_by_type, plot_context_timeline, plot_cost_breakdown
+from omlab.viz.plots._canvas import draw_no_data
+from omlab.viz.plots.accuracy import scored_column
+from omlab.viz.style import FIGSIZE_BARS, FIGSIZE_WIDE
+from omlab.viz.widgets._display import figure_png, frame_html, ipywidgets, show
+from omlab.viz.widgets.compare_state import CompareState, RunSide
+
+
+def side_by_side(state: CompareState, draw: Any, figsize: tuple[float, float]) -> Figure:
+    """A figure with ``draw(side, ax)`` for the left and the right run, titled by their labels."""
+    width, height = figsize
+    figure = Figure(figsize=(width * 1.6, height), layout="constrained")
+    axes = figure.subplots(1, 2)
+    for side, ax in zip(state.sides(), axes, strict=True):
+        draw(side, ax)
+        ax.set_title(f"{side.label}\n{ax.get_title()}", fontsize=10)
+    return figure
+
+
+def draw_timeline(state: CompareState, side: RunSide, ax: Axes) -> Axes:
+    """The selected conversation's sawtooth of ``side``."""
+    steps, events = state.timeline(side)
+    return plot_context_timeline(steps, events, ax=ax)
+
+
+def draw_cost(side: RunSide, ax: Axes) -> Axes:
+    """``side``'s cost (or tokens, when every call was free) by role."""
+    return plot_cost_breakdown(side.calls, by="role", ax=ax)
+
+
+def draw_accuracy(side: RunSide, ax: Axes) -> Axes:
+    """``side``'s accuracy by question type, from its metrics or else its scored answers."""
+    metrics = side.metrics
+    if len(metrics) and (metrics["name"].astype(str) == "accuracy").any():
+        return plot_accuracy_by_type(metrics, ax=ax)
+    if len(side.answers) and "question_type" in side.answers.columns and scored_column(side.answers):
+        return plot_accuracy_by_type(side.answers, ax=ax)
+    return draw_no_data(ax, title="Accuracy by question type", reason="no scored answers")
+
+
+class CompareView:
+    """ipywidgets layout over a :class:`CompareState`; display it, or its :attr:`widget`."""
+
+    def __init__(self, state: CompareState) -> None:
+        widgets = ipywidgets()
+        self.state = state
+        conversations = state.conversations()
+        self.conversation = widgets.Dropdown(description="conversation", options=conversations,
+                                             value=conversations[0] if conversations else None)
+        self.timelines = widgets.Image(format="png")
+        self.costs = widgets.Image(format="png")
+        self.accuracy = widgets.Image(format="png")
+        self.metrics = widgets.HTML()
+        self.timeline_table = widgets.HTML()
+        left, right = state.sides()
+        self.widget = widgets.VBox([
+            widgets.HTML(f"<b>left:</b> {left.label} ({left.run_id}) &nbsp; <b>right:</b> {right.label} "
+                         f"({right.run_id})"),
+            self.conversation,
+            self.timelines,
+            widgets.HTML("<b>timeline summary (right - left)</b>"),
+            self.timeline_table,
+            self.costs,
+            self.accuracy,
+            widgets.HTML("<b>metrics (group 'all'; right - left)</b>"),
+            self.metrics,
+        ])
+        self.conversation.observe(self._on_conversation, names="value")
+        if conversations:
+            state.select_conversation(conversations[0])
+        self._draw_runs()
+        self._draw_conversation()
+
+    def _ipython_display_(self) -> None:
+        show(self.widget)
+
+    def _on_conversation(self, change: dict[str, Any]) -> None:
+        self.state.select_conversation(change["new"])
+        self._draw_conversation()
+
+    def _draw_runs(self) -> None:
+        state = self.state
+        self.costs.value = figure_png(side_by_side(state, draw_cost, FIGSIZE_BARS))
+        self.accuracy.value = figure_png(side_by_side(state, draw_accuracy, FIGSIZE_BARS))
+        self.metrics.value = frame_html(state.metrics_diff(), max_rows=80, digits=3)
+
+    def _draw_conversation(self) -> None:
+        state = self.state
+        self.timelines.value = figure_png(
+            side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE))
+        self.timeline_table.value = frame_html(state.timeline_diff(), digits=1)
+
+
+def compare(catalog: ResultsCatalog | str | Path, left: str, right: str) -> CompareView:
+    """A comparison of runs ``left`` and ``right`` of ``catalog``. Display the result."""
+    return CompareView(CompareState(catalog, left, right))
+
+
+__all__ = ["CompareView", "compare", "draw_accuracy", "draw_cost", "draw_timeline", "side_by_side"]

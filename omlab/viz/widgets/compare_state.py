@@ -1,0 +1,151 @@
+"""The comparison view's state: two runs (two configs, two tiers) and their differences.
+
+Plain Python (no ipywidgets), tested without a kernel; :mod:`omlab.viz.widgets.compare` draws it.
+A side is a run id; its frames come from the results getters and are read once. The metrics diff
+lines up the harness's ``metrics`` rows of both runs by ``(name, group_key)``; the timeline
+summary (blocked seconds, activations, context...) is recomputed from each run's steps and events
+with :func:`omlab.viz.simulate.simulation_summary`, for one conversation or the whole run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from omlab.bench.results import ResultsCatalog, answers_df, calls_df, events_df, metrics_df, runs_df, steps_df
+from omlab.viz.simulate import simulation_summary
+
+DIFF_COLUMNS: tuple[str, ...] = ("name", "group_key", "left", "right", "delta", "relative")
+"""Columns of the diff tables: ``delta = right - left``, ``relative = delta / |left|``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunSide:
+    """One side of the comparison: a run's label and frames."""
+
+    run_id: str
+    label: str
+    steps: pd.DataFrame
+    events: pd.DataFrame
+    calls: pd.DataFrame
+    answers: pd.DataFrame
+    metrics: pd.DataFrame
+
+
+class CompareState:
+    """Two runs side by side.
+
+    Args:
+        catalog: A :class:`~omlab.bench.results.ResultsCatalog` or results directory.
+        left: Run id of the left side (the baseline of the deltas).
+        right: Run id of the right side.
+
+    Raises:
+        ValueError: A run id that is not in the catalog.
+    """
+
+    def __init__(self, catalog: ResultsCatalog | str | Path, left: str, right: str) -> None:
+        self.catalog = catalog if isinstance(catalog, ResultsCatalog) else ResultsCatalog(catalog)
+        runs = runs_df(self.catalog)
+        known = set(runs["run_id"].astype(str))
+        for side, run_id in (("left", left), ("right", right)):
+            if run_id not in known:
+                raise ValueError(f"CompareState: {side} run {run_id!r} is not in {self.catalog.results_dir}; "
+                                 f"runs: {sorted(known)}")
+        labels = dict(zip(runs["run_id"].astype(str), runs["config_name"].fillna("").astype(str), strict=True))
+        self.left = self._side(left, labels.get(left) or left)
+        self.right = self._side(right, labels.get(right) or right)
+        if self.left.label == self.right.label:
+            self.left = _relabel(self.left, f"{self.left.label} [{left}]")
+            self.right = _relabel(self.right, f"{self.right.label} [{right}]")
+        self.conversation_id: str | None = None
+
+    def sides(self) -> tuple[RunSide, RunSide]:
+        """``(left, right)``."""
+        return self.left, self.right
+
+    def conversations(self) -> list[str]:
+        """Conversation ids both runs have steps for (the timelines can only pair those)."""
+        left = set(self.left.steps["conversation_id"].dropna().astype(str))
+        right = set(self.right.steps["conversation_id"].dropna().astype(str))
+        return sorted(left & right)
+
+    def select_conversation(self, conversation_id: str | None) -> None:
+        """Restrict the timelines and the timeline summary to one conversation (None: all).
+
+        Raises:
+            ValueError: A conversation that is not in both runs.
+        """
+        if conversation_id is not None and conversation_id not in self.conversations():
+            raise ValueError(f"CompareState: conversation {conversation_id!r} is not in both runs; "
+                             f"shared: {self.conversations()[:10]}")
+        self.conversation_id = conversation_id
+
+    def timeline(self, side: RunSide) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``(steps, events)`` of ``side`` for the selected conversation (the first shared one when
+        none is selected)."""
+        conversation = self.conversation_id or (self.conversations() or [None])[0]
+        if conversation is None:
+            return side.steps.iloc[0:0], side.events.iloc[0:0]
+        return (side.steps[side.steps["conversation_id"].astype(str) == conversation],
+                side.events[side.events["conversation_id"].astype(str) == conversation])
+
+    def metrics_diff(self, *, groups: str | None = "all") -> pd.DataFrame:
+        """The two runs' ``metrics`` rows lined up (:data:`DIFF_COLUMNS`), sorted by name.
+
+        Args:
+            groups: Keep only this ``group_key`` (``"all"``, the default); None keeps every group.
+        """
+        left = _metric_values(self.left.metrics, groups)
+        right = _metric_values(self.right.metrics, groups)
+        merged = left.merge(right, on=["name", "group_key"], how="outer", suffixes=("_left", "_right"))
+        frame = pd.DataFrame({"name": merged["name"], "group_key": merged["group_key"],
+                              "left": merged["value_left"], "right": merged["value_right"]})
+        return _with_deltas(frame).sort_values(["name", "group_key"], ignore_index=True)
+
+    def timeline_diff(self) -> pd.DataFrame:
+        """The timeline summary (blocked seconds, activations, context...) of both sides, over the
+        selected conversation or, when none is selected, the whole run (:data:`DIFF_COLUMNS`)."""
+        def summary(side: RunSide) -> dict[str, float]:
+            steps, events = side.steps, side.events
+            if self.conversation_id is not None:
+                steps, events = self.timeline(side)
+            return simulation_summary(steps, events, side.calls if self.conversation_id is None else None)
+
+        left, right = summary(self.left), summary(self.right)
+        names = list(left)
+        frame = pd.DataFrame({"name": names, "group_key": self.conversation_id or "all",
+                              "left": [left[n] for n in names], "right": [right.get(n, np.nan) for n in names]})
+        return _with_deltas(frame)
+
+    def _side(self, run_id: str, label: str) -> RunSide:
+        catalog = self.catalog
+        return RunSide(run_id=run_id, label=label, steps=steps_df(catalog, run_id), events=events_df(catalog, run_id),
+                       calls=calls_df(catalog, run_id), answers=answers_df(catalog, run_id),
+                       metrics=metrics_df(catalog, run_id))
+
+
+def _relabel(side: RunSide, label: str) -> RunSide:
+    return RunSide(side.run_id, label, side.steps, side.events, side.calls, side.answers, side.metrics)
+
+
+def _metric_values(metrics: pd.DataFrame, groups: str | None) -> pd.DataFrame:
+    frame = metrics[["name", "group_key", "value"]]
+    if groups is not None:
+        frame = frame[frame["group_key"].astype(str) == groups]
+    return frame.astype({"name": str, "group_key": str}).drop_duplicates(["name", "group_key"], keep="last")
+
+
+def _with_deltas(frame: pd.DataFrame) -> pd.DataFrame:
+    left = pd.to_numeric(frame["left"], errors="coerce").astype("float64")
+    right = pd.to_numeric(frame["right"], errors="coerce").astype("float64")
+    delta = right - left
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(left.abs() > 0, delta / left.abs(), np.nan)
+    return frame.assign(left=left, right=right, delta=delta, relative=relative)[list(DIFF_COLUMNS)]
+
+
+__all__ = ["DIFF_COLUMNS", "CompareState", "RunSide"]

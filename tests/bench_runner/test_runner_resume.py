@@ -1,0 +1,182 @@
+"""Runner checkpoints: a killed run resumes to the same result with no duplicate rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from omlab.bench.results import RunWriter, calls_df, conversations_df, events_df, runs_df, steps_df
+from omlab.bench.results.frames import catalog_of
+from omlab.bench.resume import ResumeError
+from omlab.bench.runner import RunOptions, run_suite
+from omlab.llm.offline import get_offline_model, register_offline_model
+
+from .suites import stable_metrics, write_suite
+
+
+class Stop(Exception):
+    """Raised by the test hook to kill a run half-way."""
+
+
+def _options(results: Path, **extra) -> RunOptions:
+    return RunOptions(results_dir=results, workers=1, progress=False, **extra)
+
+
+def _stop_after(n: int, phase: str = "answer"):
+    seen = []
+
+    def hook(question_phase: str, question_id: str) -> None:
+        if question_phase == phase:
+            seen.append(question_id)
+            if len(seen) == n:
+                raise Stop(f"stopped after {n} {phase} questions")
+
+    return hook
+
+
+def _counts(results: Path, run_id: str) -> dict[str, int]:
+    catalog = catalog_of(results)
+    return {
+        "steps": len(steps_df(catalog, run_id)),
+        "events": len(events_df(catalog, run_id)),
+        "calls": len(calls_df(catalog, run_id)),
+        "answers": len(catalog.read_table("answers", run_id)),
+        "scores": len(catalog.read_table("scores", run_id)),
+        "marks": len(conversations_df(catalog, run_id)),
+    }
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted run of the tiny suite."""
+    folder = tmp_path_factory.mktemp("reference")
+    suite = write_suite(folder)
+    (summary,) = run_suite(suite, _options(folder / "results"))
+    return suite, folder / "results", summary
+
+
+def test_reference_run_has_every_table(reference):
+    _, results, summary = reference
+    counts = _counts(results, summary.run_id)
+    assert summary.status == "finished" and not summary.resumed
+    assert summary.n_conversations == 2 and summary.n_questions == 8
+    assert counts["answers"] == 8 and counts["marks"] == 6  # 2 conversations x 3 phases
+    assert counts["steps"] > 0 and counts["events"] > counts["steps"] and counts["calls"] > 16
+    roles = calls_df(results, summary.run_id)["role"].value_counts().to_dict()
+    assert roles["actor"] == 8 and roles["judge"] == 8 and roles["observer"] > 0
+    header = runs_df(results).set_index("run_id").loc[summary.run_id]
+    assert header["status"] == "finished" and header["suite"] == "tiny" and len(header["config_hash"]) == 64
+
+
+@pytest.mark.parametrize("stop_phase, stop_after", [("answer", 3), ("judge", 5)])
+def test_killed_run_resumes_to_the_same_result(reference, tmp_path, stop_phase, stop_after):
+    suite, reference_results, reference_summary = reference
+    results = tmp_path / "results"
+    with pytest.raises(Stop):
+        run_suite(suite, _options(results, on_question=_stop_after(stop_after, stop_phase)))
+    (killed,) = runs_df(results)["run_id"]
+    assert runs_df(results).iloc[0]["status"] == "failed"
+    partial = _counts(results, killed)
+    assert 0 < partial["answers"] <= 8
+
+    (resumed,) = run_suite(suite, _options(results))
+    assert resumed.resumed and resumed.run_id == killed
+    assert stable_metrics(resumed.metrics) == stable_metrics(reference_summary.metrics)
+    assert _counts(results, killed) == _counts(reference_results, reference_summary.run_id)
+    calls = calls_df(results, killed)
+    assert not calls["call_id"].duplicated().any()
+    assert (calls["role"] == "actor").sum() == 8, "answered questions are never asked again"
+    assert runs_df(results).iloc[0]["status"] == "finished"
+
+
+def test_half_written_prepare_is_discarded_on_resume(reference, tmp_path):
+    suite, reference_results, reference_summary = reference
+    results = tmp_path / "results"
+    with pytest.raises(Stop):
+        run_suite(suite, _options(results, on_question=_stop_after(1)))
+    (run_id,) = runs_df(results)["run_id"]
+    done = set(conversations_df(results, run_id, phase="prepare")["conversation_id"])
+    assert done == {"synthetic-11-4000"}
+    # a process that died while writing the second conversation's prepare rows
+    writer = RunWriter.open_existing(results, run_id)
+    writer.add_steps([{"conversation_id": "synthetic-12-4000", "step": 1, "pending_tokens": 5}])
+    writer.add_events([{"conversation_id": "synthetic-12-4000", "type": "data-om-status", "payload": {}}])
+    writer.add_model_calls([{"conversation_id": "synthetic-12-4000", "role": "observer"}])
+    writer.close("failed", error="killed")
+
+    (resumed,) = run_suite(suite, _options(results))
+    assert resumed.resumed
+    assert _counts(results, run_id) == _counts(reference_results, reference_summary.run_id)
+    assert stable_metrics(resumed.metrics) == stable_metrics(reference_summary.metrics)
+
+
+def test_resume_refuses_another_configuration(reference, tmp_path):
+    suite, results, summary = reference
+    other = write_suite(tmp_path, name="tiny", extra='[scoring]\nverdict = "official"\n')
+    with pytest.raises(ResumeError, match="another configuration"):
+        run_suite(other, _options(results, resume=summary.run_id))
+    with pytest.raises(ResumeError, match="no run"):
+        run_suite(suite, _options(results, resume="20000101T000000-abcdef"))
+
+
+def test_finished_runs_are_not_resumed_and_a_new_run_reuses_the_prepared_memory(reference, tmp_path):
+    """Changing only the actor re-answers from the prepared memory: no observer call is made."""
+    _, results, summary = reference
+
+    class EchoReader:
+        name = "echo-reader"
+
+        def generate(self, messages, **options):
+            result = get_offline_model("reader").generate(messages, **options)
+            result.text = result.text.upper()
+            return result
+
+    register_offline_model("echo-reader", EchoReader)
+    suite = write_suite(tmp_path, name="tiny", actor="omlab/echo-reader")
+    (second,) = run_suite(suite, _options(results))
+    assert not second.resumed and second.run_id != summary.run_id
+    assert second.config_hash != summary.config_hash
+    calls = calls_df(results, second.run_id)
+    prepare_calls = calls[calls["role"].isin(["observer", "reflector"])]
+    assert len(prepare_calls) and prepare_calls["cached"].all()  # copied from the prepared memory
+    answers = catalog_of(results).read_table("answers", second.run_id)
+    assert (answers["answer_model"] == "omlab/echo-reader").all()
+    hypotheses = answers["hypothesis"].dropna()
+    assert len(hypotheses) == 8 and (hypotheses == hypotheses.str.upper()).all()
+    # same memory, same steps
+    assert len(steps_df(results, second.run_id)) == len(steps_df(results, summary.run_id))
+    reference_steps = steps_df(results, summary.run_id)[["conversation_id", "step", "context_tokens"]]
+    second_steps = steps_df(results, second.run_id)[["conversation_id", "step", "context_tokens"]]
+    pd.testing.assert_frame_equal(reference_steps.reset_index(drop=True), second_steps.reset_index(drop=True))
+
+
+def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
+    class Flaky:
+        name = "flaky-reader"
+        fail = True
+
+        def generate(self, messages, **options):
+            if Flaky.fail:
+                raise ValueError("the reader is down")
+            return get_offline_model("reader").generate(messages, **options)
+
+    register_offline_model("flaky-reader", Flaky)
+    suite = write_suite(tmp_path, name="flaky", actor="omlab/flaky-reader")
+    results = tmp_path / "results"
+    (first,) = run_suite(suite, _options(results))
+    answers = catalog_of(results).read_table("answers", first.run_id)
+    assert (answers["status"] == "failed").all() and answers["error"].str.contains("the reader is down").all()
+    from omlab.bench.metrics import metric_value
+
+    assert metric_value(first.metrics, "failed_questions") == 8
+    assert metric_value(first.metrics, "accuracy") == 0.0  # failures count as wrong, never dropped
+    marks = conversations_df(results, first.run_id)
+    assert set(marks.loc[marks["phase"] == "answer", "status"]) == {"failed"}
+
+    Flaky.fail = False
+    (second,) = run_suite(suite, _options(results, resume=first.run_id))
+    answers = catalog_of(results).read_table("answers", first.run_id)
+    assert len(answers) == 8 and (answers["status"] == "ok").all()
+    assert metric_value(second.metrics, "failed_questions") == 0
