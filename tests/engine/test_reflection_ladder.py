@@ -1,0 +1,162 @@
+"""The reflection ladder against Reflectors that misbehave, and hints across activation."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from omlab import ObservationalMemory
+from omlab.engine.clock import VirtualClock
+from omlab.engine.messages import Message
+from omlab.engine.reflector import ReflectorRunner, start_level
+from omlab.engine.scheduler import FixedLatency, VirtualScheduler
+from omlab.llm.offline import register_offline_model
+from omlab.llm.offline.base import OfflineResult, message_text
+from omlab.llm.offline.observer import OfflineObserver
+from omlab.tokens.tokenx import estimate_token_count
+
+from conversation_factory import make_conversation
+
+START = datetime(2025, 3, 3, tzinfo=timezone.utc)
+
+
+class StubbornReflector:
+    """Returns the observations it was given, unchanged: it never compresses."""
+
+    name = "stubborn-reflector"
+    calls = 0
+
+    def generate(self, messages, **_):
+        StubbornReflector.calls += 1
+        text = message_text(messages[-1])
+        body = text.split("## OBSERVATIONS TO REFLECT ON\n\n", 1)[1].split("\n\n---\n\n", 1)[0]
+        return OfflineResult(f"<observations>\n{body}\n</observations>", 10, 10)
+
+
+class EmptyReflector:
+    name = "empty-reflector"
+
+    def generate(self, messages, **_):
+        return OfflineResult("<observations>\n</observations>", 10, 1)
+
+
+class LoopingReflector:
+    """A degenerate repetition loop."""
+
+    name = "looping-reflector"
+
+    def generate(self, messages, **_):
+        return OfflineResult("<observations>\n" + "* 🔴 (10:00) User stated the same thing again and again\n" * 300
+                             + "</observations>", 10, 3000)
+
+
+class HintlessObserver(OfflineObserver):
+    """The offline observer without continuation hints, after its first call."""
+
+    name = "hintless-observer"
+    calls = 0
+
+    def generate(self, messages, **kwargs):
+        HintlessObserver.calls += 1
+        result = super().generate(messages, **kwargs)
+        if HintlessObserver.calls > 1:
+            text = result.text.split("</observations>")[0] + "</observations>"
+            return OfflineResult(text, result.input_tokens, estimate_token_count(text))
+        return result
+
+
+for model in (StubbornReflector, EmptyReflector, LoopingReflector, HintlessObserver):
+    register_offline_model(model.name, model)
+
+
+def _om(reflector: str, *, buffering=False, observer="omlab/observer", observation_tokens=1_500, **observation):
+    clock = VirtualClock(START)
+    parts = []
+    obs = {"model": observer, "messageTokens": 1_500, **observation}
+    if not buffering:
+        obs["bufferTokens"] = False
+    om = ObservationalMemory(
+        {"observation": obs, "reflection": {"model": reflector, "observationTokens": observation_tokens}},
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)), on_event=parts.append,
+    )
+    return om, clock, parts
+
+
+async def _feed(om, clock, messages):
+    for message in messages:
+        clock.set(message.created_at)
+        await om.add_messages("t", [message])
+
+
+async def test_a_reflector_that_never_compresses_is_bounded_and_never_wipes_memory():
+    StubbornReflector.calls = 0
+    om, clock, parts = _om("omlab/stubborn-reflector")
+    await _feed(om, clock, make_conversation(30_000, seed=21))
+    log = await om.get_observations("t")
+    assert log.strip(), "memory kept"
+    assert len(await om.get_history("t")) == 1, "no generation from a reflection that did not shrink the log"
+    cycles = [p for p in parts if p.type == "data-om-observation-start" and p.data["operationType"] == "reflection"]
+    distinct = {p.data["cycleId"] for p in cycles}
+    # each cycle climbs the ladder at most from level 1 to 4: at most 4 attempts
+    assert StubbornReflector.calls <= 4 * len(distinct)
+    # and cycles are backed off: far fewer than the number of steps over the threshold
+    steps_over = sum(1 for p in parts if p.type == "data-om-status"
+                     and p.data["windows"]["active"]["observations"]["tokens"] >= 1_500)
+    assert len(distinct) < max(2, steps_over // 3)
+    failures = [p.data["error"] for p in parts if p.type == "data-om-observation-failed"]
+    assert any("Did not compress below threshold" in e for e in failures)
+
+
+async def test_empty_and_degenerate_reflections_are_never_committed():
+    for name in ("omlab/empty-reflector", "omlab/looping-reflector"):
+        om, clock, parts = _om(name)
+        await _feed(om, clock, make_conversation(20_000, seed=22))
+        assert len(await om.get_history("t")) == 1
+        assert (await om.get_observations("t")).strip()
+        assert any(p.type == "data-om-observation-failed" and p.data["operationType"] == "reflection" for p in parts)
+
+
+def test_start_levels_follow_the_reference():
+    assert start_level("google/gemini-2.5-flash") == 2
+    assert start_level("openai/gpt-4o") == 1
+    assert start_level("google/gemini-2.5-flash", manual=True) == 0
+
+
+async def test_ladder_escalates_until_the_target_is_met():
+    class Client:
+        levels: list[int] = []
+
+        async def complete(self, request):
+            level = request.metadata["compressionLevel"]
+            Client.levels.append(level)
+            from omlab.llm.types import ModelResponse, Usage
+
+            lines = 40 if level < 3 else 5
+            text = "<observations>\nDate: Mar 3, 2025\n" + "".join(
+                f"* 🔴 (10:{i:02d}) User stated fact number {i} about their garden\n" for i in range(lines)
+            ) + "</observations>"
+            return ModelResponse(text=text, usage=Usage(1, 1), model="test/model")
+
+    runner = ReflectorRunner(model="test/model", settings=None, provider_options=None, instruction=None,
+                             client=Client(), count=estimate_token_count)
+    result = await runner.reflect("* 🔴 (10:00) x\n" * 400, target=200, first_level=1)
+    assert Client.levels == [1, 2, 3]
+    assert result.met_target and [a.outcome for a in result.attempts] == ["too-large", "too-large", "accepted"]
+
+
+async def test_activation_keeps_hints_when_chunks_bring_none():
+    HintlessObserver.calls = 0
+    om, clock, parts = _om("omlab/reflector", buffering=True, observer="omlab/hintless-observer",
+                           observation_tokens=100_000)
+    messages = make_conversation(3_000, seed=23)
+    # a first, synchronous observation gives the thread its hints
+    for message in messages[:6]:
+        clock.set(message.created_at)
+        await om.add_messages("t", [message])
+    await om.observe("t")
+    task = om.storage.get_thread("t").om.get("currentTask")
+    assert task
+    # then buffered chunks without hints get activated
+    later = make_conversation(6_000, seed=24, start=messages[-1].created_at + timedelta(hours=1))
+    await _feed(om, clock, later)
+    assert any(p.type == "data-om-activation" for p in parts)
+    assert om.storage.get_thread("t").om.get("currentTask") == task
