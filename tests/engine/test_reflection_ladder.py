@@ -71,7 +71,8 @@ for model in (StubbornReflector, EmptyReflector, LoopingReflector, HintlessObser
 def _om(reflector: str, *, buffering=False, observer="omlab/observer", observation_tokens=1_500, **observation):
     clock = VirtualClock(START)
     parts = []
-    obs = {"model": observer, "messageTokens": 1_500, **observation}
+    obs = {"model": observer, "messageTokens": 1_500}
+    obs.update(observation)
     if not buffering:
         obs["bufferTokens"] = False
     om = ObservationalMemory(
@@ -89,7 +90,8 @@ async def _feed(om, clock, messages):
 
 async def test_a_reflector_that_never_compresses_is_bounded_and_never_wipes_memory():
     StubbornReflector.calls = 0
-    om, clock, parts = _om("omlab/stubborn-reflector")
+    # small observation cycles (~75 log tokens each): the back-off must skip several of them
+    om, clock, parts = _om("omlab/stubborn-reflector", messageTokens=300)
     await _feed(om, clock, make_conversation(30_000, seed=21))
     log = await om.get_observations("t")
     assert log.strip(), "memory kept"
@@ -104,6 +106,13 @@ async def test_a_reflector_that_never_compresses_is_bounded_and_never_wipes_memo
     assert len(distinct) < max(2, steps_over // 3)
     failures = [p.data["error"] for p in parts if p.type == "data-om-observation-failed"]
     assert any("Did not compress below threshold" in e for e in failures)
+    # an unproductive attempt is retried only after the log grew by a tenth of the threshold
+    sizes = []
+    for p in cycles:
+        if not sizes or sizes[-1][0] != p.data["cycleId"]:
+            sizes.append((p.data["cycleId"], p.data["tokensToObserve"]))
+    for (_, before), (_, after) in zip(sizes, sizes[1:]):
+        assert after - before >= 150
 
 
 async def test_empty_and_degenerate_reflections_are_never_committed():
