@@ -57,7 +57,9 @@ def run_pipeline(folder: Path, conversations: int, tokens: int, workers: int) ->
     suite.write_text(SUITE.format(seeds=list(range(1, conversations + 1)), tokens=tokens), encoding="utf-8")
     results = folder / f"results-{workers}"
     started = time.perf_counter()
-    (summary,) = run_suite(suite, RunOptions(results_dir=results, workers=workers, progress=False, auto_resume=False))
+    (summary,) = run_suite(
+        suite, RunOptions(results_dir=results, workers=workers, progress=False, auto_resume=False)
+    )
     wall = time.perf_counter() - started
     catalog = ResultsCatalog(results)
     events = len(events_df(catalog, summary.run_id))
@@ -68,11 +70,17 @@ def run_pipeline(folder: Path, conversations: int, tokens: int, workers: int) ->
 def events_write_rate(tokens: int, copies: int) -> dict[str, float]:
     """Event rows of one replay, written ``copies`` times through a RunWriter."""
     conversation = generate_synthetic(1, tokens, n_questions=0)
-    result = asyncio.run(replay_conversation(
-        conversation,
-        {"observation": {"model": "omlab/observer", "messageTokens": 4000},
-         "reflection": {"model": "omlab/reflector", "observationTokens": 6000}},
-        make_client=lambda on_call: ModelClient(on_call=on_call), latency=TokenRateLatency()))
+    result = asyncio.run(
+        replay_conversation(
+            conversation,
+            {
+                "observation": {"model": "omlab/observer", "messageTokens": 4000},
+                "reflection": {"model": "omlab/reflector", "observationTokens": 6000},
+            },
+            make_client=lambda on_call: ModelClient(on_call=on_call),
+            latency=TokenRateLatency(),
+        )
+    )
     rows = result.rows.events
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
@@ -87,22 +95,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=4, help="conversations per run (default 4)")
     parser.add_argument("--tokens", type=int, default=30_000, help="tokens per conversation (default 30000)")
-    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)")
+    parser.add_argument(
+        "--parallel", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)"
+    )
     parser.add_argument("--event-copies", type=int, default=20, help="replays' worth of events to write")
     args = parser.parse_args()
 
-    print(f"machine: {os.cpu_count()} CPUs; {args.conversations} synthetic conversations of ~{args.tokens:,} "
-          "tokens, 12 questions each, offline models, cache off")
+    print(
+        f"machine: {os.cpu_count()} CPUs; {args.conversations} synthetic conversations of ~{args.tokens:,} "
+        "tokens, 12 questions each, offline models, cache off"
+    )
     print(f"{'parallel':>8}  {'wall s':>7}  {'conv/min':>8}  {'events':>7}  {'events/s':>9}  {'rows/s':>8}")
     with tempfile.TemporaryDirectory() as folder:
         for workers in args.parallel:
             result = run_pipeline(Path(folder), args.conversations, args.tokens, workers)
             wall = result["wall_s"]
-            print(f"{workers:>8}  {wall:>7.1f}  {60 * args.conversations / wall:>8.1f}  {result['events']:>7,}  "
-                  f"{result['events'] / wall:>9,.0f}  {result['rows'] / wall:>8,.0f}")
+            per_minute = 60 * args.conversations / wall
+            print(
+                f"{workers:>8}  {wall:>7.1f}  {per_minute:>8.1f}  {result['events']:>7,}  "
+                f"{result['events'] / wall:>9,.0f}  {result['rows'] / wall:>8,.0f}"
+            )
     rate = events_write_rate(args.tokens, args.event_copies)
-    print(f"events table alone: {rate['rows']:,} rows in {rate['wall_s']:.2f} s = {rate['rows_per_s']:,.0f} rows/s "
-          "(RunWriter.add_events + flushes + close)")
+    print(
+        f"events table alone: {rate['rows']:,} rows in {rate['wall_s']:.2f} s = "
+        f"{rate['rows_per_s']:,.0f} rows/s (RunWriter.add_events + flushes + close)"
+    )
 
 
 if __name__ == "__main__":

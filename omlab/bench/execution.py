@@ -24,8 +24,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
 
-from omlab.bench.phases import ConversationJob, PhaseMark, QuestionDone, Record, TableRows, run_conversation, \
-    run_conversation_in_worker
+from omlab.bench.phases import (
+    ConversationJob,
+    PhaseMark,
+    QuestionDone,
+    Record,
+    TableRows,
+    run_conversation,
+    run_conversation_in_worker,
+)
 from omlab.bench.progress import Progress
 from omlab.bench.results import RunWriter
 
@@ -33,14 +40,21 @@ T = TypeVar("T")
 QuestionHook = Callable[[str, str], None]
 """Called as ``hook(phase, question_id)`` once a question's rows are handed to the writer."""
 
-_ADD = {"steps": "add_steps", "events": "add_events", "model_calls": "add_model_calls", "answers": "add_answers",
-        "scores": "add_scores"}
+_ADD = {
+    "steps": "add_steps",
+    "events": "add_events",
+    "model_calls": "add_model_calls",
+    "answers": "add_answers",
+    "scores": "add_scores",
+}
 
 
 class RecordSink:
     """Applies job records to a run writer, a progress bar and an optional hook (parent side)."""
 
-    def __init__(self, writer: RunWriter, progress: Progress | None = None, on_question: QuestionHook | None = None):
+    def __init__(
+        self, writer: RunWriter, progress: Progress | None = None, on_question: QuestionHook | None = None
+    ):
         self.writer = writer
         self.progress = progress
         self.on_question = on_question
@@ -49,9 +63,15 @@ class RecordSink:
         if isinstance(record, TableRows):
             getattr(self.writer, _ADD[record.table])(record.rows)
         elif isinstance(record, PhaseMark):
-            self.writer.mark_conversation(record.conversation_id, record.phase, record.status,
-                                          started_at=record.started_at, error=record.error,
-                                          n_messages=record.n_messages, n_message_tokens=record.n_message_tokens)
+            self.writer.mark_conversation(
+                record.conversation_id,
+                record.phase,
+                record.status,
+                started_at=record.started_at,
+                error=record.error,
+                n_messages=record.n_messages,
+                n_message_tokens=record.n_message_tokens,
+            )
             if record.phase == "prepare" and self.progress is not None:
                 self.progress.advance()
         elif isinstance(record, QuestionDone):
@@ -63,8 +83,13 @@ class RecordSink:
             raise TypeError(f"unknown record {record!r}")
 
 
-def run_in_processes(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], workers: int, *,
-                     preload: Sequence[str] = ()) -> None:
+def run_in_processes(
+    jobs: Sequence[ConversationJob],
+    sink: Callable[[Record], None],
+    workers: int,
+    *,
+    preload: Sequence[str] = (),
+) -> None:
     """Run ``jobs`` in ``workers`` processes; apply each job's records when it finishes.
 
     ``preload`` names modules the fork server imports once for every worker (e.g. ``litellm``,
@@ -80,8 +105,9 @@ def run_in_processes(jobs: Sequence[ConversationJob], sink: Callable[[Record], N
             raise
 
 
-def run_in_event_loop(jobs: Sequence[ConversationJob], sink: Callable[[Record], None], concurrency: int,
-                      limits: Any = None) -> None:
+def run_in_event_loop(
+    jobs: Sequence[ConversationJob], sink: Callable[[Record], None], concurrency: int, limits: Any = None
+) -> None:
     """Run ``jobs`` as asyncio tasks, ``concurrency`` at a time; records are applied as they come."""
 
     async def run_all() -> None:
@@ -123,7 +149,7 @@ def run_coroutine(factory: Callable[[], Awaitable[T]]) -> T:
     def target() -> None:
         try:
             outcome["value"] = asyncio.run(factory())  # type: ignore[arg-type]
-        except BaseException as error:  # re-raised in the caller's thread
+        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
             outcome["error"] = error
 
     thread = threading.Thread(target=target, name="omlab-runner")
@@ -153,5 +179,12 @@ def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseCon
     return multiprocessing.get_context("spawn")
 
 
-__all__ = ["QuestionHook", "RecordSink", "pool_context", "run_coroutine", "run_in_event_loop", "run_in_processes",
-           "shared_provider_limits"]
+__all__ = [
+    "QuestionHook",
+    "RecordSink",
+    "pool_context",
+    "run_coroutine",
+    "run_in_event_loop",
+    "run_in_processes",
+    "shared_provider_limits",
+]

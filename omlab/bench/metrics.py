@@ -89,8 +89,15 @@ def load_run_frames(db: Any, run_id: str) -> RunFrames:
     )
 
 
-def compute_metrics(frames: RunFrames, *, dataset_kind: str, on_missing: str = "wrong", judged: bool | None = None,
-                    n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def compute_metrics(
+    frames: RunFrames,
+    *,
+    dataset_kind: str,
+    on_missing: str = "wrong",
+    judged: bool | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Every metric of the module docstring that the frames allow, as a ``metrics`` frame.
 
     ``judged`` says whether the run had a judge phase (None: whether any verdict exists); with it,
@@ -119,7 +126,11 @@ def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
 
     table = []
     for _, run in runs.iterrows():
-        point = json.loads(run["config_json"]).get("grid_point", {}) if isinstance(run["config_json"], str) else {}
+        point = (
+            json.loads(run["config_json"]).get("grid_point", {})
+            if isinstance(run["config_json"], str)
+            else {}
+        )
         row: dict[str, Any] = {"run_id": run["run_id"], "config_name": run["config_name"]}
         row.update({_column_name(key): _cell_value(value) for key, value in point.items()})
         own = metrics[metrics["run_id"] == run["run_id"]]
@@ -131,8 +142,15 @@ def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- questions
 
 
-def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on_missing: str,
-                      judged_run: bool | None, n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _question_metrics(
+    answers: pd.DataFrame,
+    scores: pd.DataFrame,
+    kind: str,
+    on_missing: str,
+    judged_run: bool | None,
+    n_boot: int,
+    seed: int,
+) -> list[dict[str, Any]]:
     if answers.empty:
         return []
     frame = answers.copy()
@@ -146,7 +164,12 @@ def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on
         _row("questions", "all", len(frame), n=len(frame)),
         _row("answered", "all", int(ok.sum()), n=len(frame)),
         _row("failed_questions", "all", int((~ok).sum()), n=len(frame)),
-        _row("judge_missing", "all", int((ok & judged & frame["correct"].isna()).sum()), n=int((ok & judged).sum())),
+        _row(
+            "judge_missing",
+            "all",
+            int((ok & judged & frame["correct"].isna()).sum()),
+            n=int((ok & judged).sum()),
+        ),
     ]
     policy = "wrong" if on_missing == "wrong" else "drop"
     has_verdicts = bool(frame.loc[judged, "correct"].notna().any()) if judged_run is None else judged_run
@@ -154,13 +177,33 @@ def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on
         frame["f1"] = frame["question_id"].map(_scores_of(scores, "f1", "value")).astype("float64")
         rows += _locomo_rows(frame, policy, has_verdicts, n_boot, seed)
     elif has_verdicts:
-        report = longmemeval_report(frame.assign(is_abstention=frame["is_abstention"].fillna(False).astype(bool)),
-                                    on_missing=policy, n_boot=n_boot, seed=seed)
-        rows.append(_row("accuracy", "all", report.overall_accuracy, report.overall_ci.lo, report.overall_ci.hi,
-                         report.n))
+        report = longmemeval_report(
+            frame.assign(is_abstention=frame["is_abstention"].fillna(False).astype(bool)),
+            on_missing=policy,
+            n_boot=n_boot,
+            seed=seed,
+        )
+        rows.append(
+            _row(
+                "accuracy",
+                "all",
+                report.overall_accuracy,
+                report.overall_ci.lo,
+                report.overall_ci.hi,
+                report.n,
+            )
+        )
         for group, table_row in report.by_type.iterrows():
-            rows.append(_row("accuracy", str(group), table_row["accuracy"], table_row["ci_lo"], table_row["ci_hi"],
-                             int(table_row["n"])))
+            rows.append(
+                _row(
+                    "accuracy",
+                    str(group),
+                    table_row["accuracy"],
+                    table_row["ci_lo"],
+                    table_row["ci_hi"],
+                    int(table_row["n"]),
+                )
+            )
         if report.n_abstention:
             rows.append(_row("accuracy", "abstention", report.abstention_accuracy, n=report.n_abstention))
         rows.append(_row("task_averaged_accuracy", "all", report.task_averaged_accuracy, n=report.n))
@@ -168,7 +211,9 @@ def _question_metrics(answers: pd.DataFrame, scores: pd.DataFrame, kind: str, on
     return rows
 
 
-def _locomo_rows(frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _locomo_rows(
+    frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: int, seed: int
+) -> list[dict[str, Any]]:
     scored = frame.copy()
     if policy == "wrong":
         scored["f1"] = scored["f1"].fillna(0.0)
@@ -180,17 +225,35 @@ def _locomo_rows(frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: i
     report = locomo_report(scored[columns], on_missing=policy, n_boot=n_boot, seed=seed)
     rows = [_row("f1", "all", report.f1_overall, n=len(scored))]
     for category, table_row in report.f1_by_category.iterrows():
-        rows.append(_row("f1", CATEGORY_NAMES[int(category)], table_row["f1"], table_row["ci_lo"], table_row["ci_hi"],
-                         int(table_row["n"])))
+        rows.append(
+            _row(
+                "f1",
+                CATEGORY_NAMES[int(category)],
+                table_row["f1"],
+                table_row["ci_lo"],
+                table_row["ci_hi"],
+                int(table_row["n"]),
+            )
+        )
     if report.j_ci is not None:
         rows.append(_row("accuracy", "all", report.j, report.j_ci.lo, report.j_ci.hi, report.j_n))
         for category, table_row in report.j_by_category.iterrows():
-            rows.append(_row("accuracy", CATEGORY_NAMES[int(category)], table_row["accuracy"], table_row["ci_lo"],
-                             table_row["ci_hi"], int(table_row["n"])))
+            rows.append(
+                _row(
+                    "accuracy",
+                    CATEGORY_NAMES[int(category)],
+                    table_row["accuracy"],
+                    table_row["ci_lo"],
+                    table_row["ci_hi"],
+                    int(table_row["n"]),
+                )
+            )
     return rows
 
 
-def _retention_rows(frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _retention_rows(
+    frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed: int
+) -> list[dict[str, Any]]:
     rows = []
     retained = frame["question_id"].map(_scores_of(scores, "retention", "value")).astype("float64")
     if retained.notna().any():
@@ -199,7 +262,9 @@ def _retention_rows(frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed
         rows.append(_row("retention", "all", interval.mean, interval.lo, interval.hi, len(with_type)))
         for group, values in with_type.groupby("question_type", sort=True)["retained"]:
             rows.append(_row("retention", str(group), float(values.mean()), n=len(values)))
-    coverage = frame["question_id"].map(_scores_of(scores, "evidence_retention", "value")).astype("float64").dropna()
+    coverage = (
+        frame["question_id"].map(_scores_of(scores, "evidence_retention", "value")).astype("float64").dropna()
+    )
     if len(coverage):
         rows.append(_row("evidence_retention", "all", float(coverage.mean()), n=len(coverage)))
     return rows
@@ -241,13 +306,25 @@ def _compression_metrics(events: pd.DataFrame, answers: pd.DataFrame) -> list[di
             if valid.any():
                 total = float(tokens_in[valid].sum() / tokens_out[valid].sum())
                 rows.append(_row(f"compression_{label}", "all", total, n=int(valid.sum())))
-                rows.append(_row(f"compression_{label}_per_cycle", "all",
-                                 float((tokens_in[valid] / tokens_out[valid]).mean()), n=int(valid.sum())))
+                rows.append(
+                    _row(
+                        f"compression_{label}_per_cycle",
+                        "all",
+                        float((tokens_in[valid] / tokens_out[valid]).mean()),
+                        n=int(valid.sum()),
+                    )
+                )
     history, context = _numeric(answers.get("full_history_tokens")), _numeric(answers.get("context_tokens"))
     valid = history.notna() & context.notna() & (context > 0)
     if valid.any():
-        rows.append(_row("compression_context", "all", float((history[valid] / context[valid]).mean()),
-                         n=int(valid.sum())))
+        rows.append(
+            _row(
+                "compression_context",
+                "all",
+                float((history[valid] / context[valid]).mean()),
+                n=int(valid.sum()),
+            )
+        )
     return rows
 
 
@@ -274,10 +351,22 @@ def _cost_metrics(calls: pd.DataFrame) -> list[dict[str, Any]]:
     latency = _numeric(calls["latency_s"])
     for role, index in calls.groupby(roles, sort=True).groups.items():
         rows.append(_row("calls", f"role:{role}", len(index), n=len(index)))
-        rows.append(_row("input_tokens", f"role:{role}", float(_numeric(calls.loc[index, "input_tokens"]).sum()),
-                         n=len(index)))
-        rows.append(_row("output_tokens", f"role:{role}", float(_numeric(calls.loc[index, "output_tokens"]).sum()),
-                         n=len(index)))
+        rows.append(
+            _row(
+                "input_tokens",
+                f"role:{role}",
+                float(_numeric(calls.loc[index, "input_tokens"]).sum()),
+                n=len(index),
+            )
+        )
+        rows.append(
+            _row(
+                "output_tokens",
+                f"role:{role}",
+                float(_numeric(calls.loc[index, "output_tokens"]).sum()),
+                n=len(index),
+            )
+        )
         made = latency[index][~cached[index]].dropna()
         if len(made):
             rows.append(_row("latency_s_p50", f"role:{role}", float(np.percentile(made, 50)), n=len(made)))
@@ -292,11 +381,14 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
         per_conversation = blocked.groupby(steps["conversation_id"]).sum()
         rows += [
             _row("blocked_s", "all", float(blocked.sum()), n=len(steps)),
-            _row("blocked_s_per_conversation", "all", float(per_conversation.mean()), n=len(per_conversation)),
+            _row(
+                "blocked_s_per_conversation", "all", float(per_conversation.mean()), n=len(per_conversation)
+            ),
             _row("blocked_steps", "all", int((blocked > 0).sum()), n=len(steps)),
         ]
     if events.empty and steps.empty:
         return rows
+
     def count(type_: str, operation: str) -> pd.DataFrame:
         if events.empty:
             return events
@@ -312,7 +404,9 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
         _row("reflection_activations", "all", len(count("data-om-activation", "reflection"))),
     ]
     if len(activations):
-        for trigger, times in activations["triggered_by"].fillna("unknown").value_counts().sort_index().items():
+        for trigger, times in (
+            activations["triggered_by"].fillna("unknown").value_counts().sort_index().items()
+        ):
             rows.append(_row("activations", f"trigger:{trigger}", int(times)))
     return rows
 
@@ -320,11 +414,22 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
 # --------------------------------------------------------------------------- helpers
 
 
-def _row(name: str, group: str, value: float, lo: float | None = None, hi: float | None = None,
-         n: int | None = None) -> dict[str, Any]:
-    return {"name": name, "group_key": group, "value": float(value),
-            "lo": None if lo is None or _nan(lo) else float(lo), "hi": None if hi is None or _nan(hi) else float(hi),
-            "n": None if n is None else int(n)}
+def _row(
+    name: str,
+    group: str,
+    value: float,
+    lo: float | None = None,
+    hi: float | None = None,
+    n: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "group_key": group,
+        "value": float(value),
+        "lo": None if lo is None or _nan(lo) else float(lo),
+        "hi": None if hi is None or _nan(hi) else float(hi),
+        "n": None if n is None else int(n),
+    }
 
 
 def _nan(value: Any) -> bool:
@@ -352,10 +457,21 @@ def metrics_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """``metrics`` frame rows as dicts for :meth:`RunWriter.add_metrics` (NaN values become NULL)."""
     records = []
     for record in frame.to_dict("records"):
-        records.append({key: (None if isinstance(value, float) and math.isnan(value) else value)
-                        for key, value in record.items()})
+        records.append(
+            {
+                key: (None if isinstance(value, float) and math.isnan(value) else value)
+                for key, value in record.items()
+            }
+        )
     return records
 
 
-__all__ = ["METRIC_COLUMNS", "RunFrames", "compute_metrics", "load_run_frames", "metric_value", "metrics_records",
-           "sweep_table"]
+__all__ = [
+    "METRIC_COLUMNS",
+    "RunFrames",
+    "compute_metrics",
+    "load_run_frames",
+    "metric_value",
+    "metrics_records",
+    "sweep_table",
+]

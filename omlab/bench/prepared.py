@@ -97,14 +97,20 @@ class PreparedMemory:
             "thread": None if self.thread is None else thread_to_dict(self.thread),
             "records": [record_to_dict(r) for r in self.records],
             "unobserved": [message_to_dict(m) for m in self.unobserved],
-            "rows": {"steps": self.rows.steps, "events": self.rows.events, "model_calls": self.rows.model_calls},
+            "rows": {
+                "steps": self.rows.steps,
+                "events": self.rows.events,
+                "model_calls": self.rows.model_calls,
+            },
             "summary": self.summary,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PreparedMemory:
         if data.get("format") != FORMAT_VERSION:
-            raise ValueError(f"prepared memory format {data.get('format')!r}, this omlab reads {FORMAT_VERSION}")
+            raise ValueError(
+                f"prepared memory format {data.get('format')!r}, this omlab reads {FORMAT_VERSION}"
+            )
         rows = data["rows"]
         return cls(
             thread_id=data["thread_id"],
@@ -142,8 +148,13 @@ class PreparedStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
         try:
-            with os.fdopen(handle, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=5) as packed:
-                packed.write(json.dumps(prepared.to_dict(), ensure_ascii=False, default=_json_default).encode("utf-8"))
+            with (
+                os.fdopen(handle, "wb") as raw,
+                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=5) as packed,
+            ):
+                packed.write(
+                    json.dumps(prepared.to_dict(), ensure_ascii=False, default=_json_default).encode("utf-8")
+                )
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
@@ -153,7 +164,11 @@ class PreparedStore:
     def info(self) -> dict[str, Any]:
         """Where, how many prepared memories and how many bytes."""
         files = list(self.directory.glob(f"*/*{_SUFFIX}")) if self.directory.is_dir() else []
-        return {"path": str(self.directory), "entries": len(files), "bytes": sum(f.stat().st_size for f in files)}
+        return {
+            "path": str(self.directory),
+            "entries": len(files),
+            "bytes": sum(f.stat().st_size for f in files),
+        }
 
     def clear(self) -> int:
         """Delete every prepared memory; returns how many there were."""

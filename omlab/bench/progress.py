@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Self, TextIO
 
 
 def format_duration(seconds: float) -> str:
     """``h:mm:ss`` or ``m:ss``."""
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -37,9 +37,17 @@ class Progress:
         clock: Injectable monotonic clock (tests).
     """
 
-    def __init__(self, total: int, label: str = "", *, stream: TextIO | None = None, enabled: bool = True,
-                 interval_s: float = 0.2, log_interval_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        total: int,
+        label: str = "",
+        *,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+        interval_s: float = 0.2,
+        log_interval_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total = max(0, int(total))
         self.label = label
         self.done = 0
@@ -107,7 +115,7 @@ class Progress:
         if self.enabled:
             self._draw(self._clock(), final=True)
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

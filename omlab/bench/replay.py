@@ -47,8 +47,15 @@ from omlab.llm.types import ModelCall
 ClientFactory = Callable[[Callable[[ModelCall], None]], ModelClient]
 """Builds the model client of one replay, given the hook that records its calls."""
 
-_TOKENS_IN_KEYS = ("tokensToObserve", "tokensObserved", "tokensToBuffer", "tokensBuffered", "tokensActivated",
-                   "inputTokens", "pendingTokens")
+_TOKENS_IN_KEYS = (
+    "tokensToObserve",
+    "tokensObserved",
+    "tokensToBuffer",
+    "tokensBuffered",
+    "tokensActivated",
+    "inputTokens",
+    "pendingTokens",
+)
 _TOKENS_OUT_KEYS = ("observationTokens", "bufferedTokens", "outputTokens")
 # Transcripts and logs a debug event repeats from the data parts; dropped in "compact" mode.
 _BULKY_DEBUG_FIELDS = ("messages", "previousObservations", "rawObserverOutput", "observations")
@@ -89,8 +96,12 @@ def ingest_batches(messages: Sequence[Message], granularity: str) -> list[list[M
 
 def memory_prompt_tokens(counter: TokenCounter) -> int:
     """Tokens of the fixed memory prompt the actor gets whenever the observation log is not empty."""
-    fixed = (f"{CONTEXT_PROMPT}\n\n{CONTEXT_INSTRUCTIONS}", "<observations>", "</observations>",
-             CONTINUATION_REMINDER)
+    fixed = (
+        f"{CONTEXT_PROMPT}\n\n{CONTEXT_INSTRUCTIONS}",
+        "<observations>",
+        "</observations>",
+        CONTINUATION_REMINDER,
+    )
     return sum(counter.count_string(text) for text in fixed)
 
 
@@ -129,7 +140,9 @@ class RowRecorder:
 
     def on_data(self, part: DataPart) -> None:
         """Record a ``data-om-*`` part, stamped with the virtual time it was emitted at."""
-        self.rows.events.append(event_row(self.conversation_id, "data", part.type, self.clock.now(), part.data))
+        self.rows.events.append(
+            event_row(self.conversation_id, "data", part.type, self.clock.now(), part.data)
+        )
 
     def on_debug(self, event: DebugEvent) -> None:
         """Record a debug event (its own timestamp; payload = its fields + thread/resource ids)."""
@@ -137,14 +150,18 @@ class RowRecorder:
         if self.compact:
             fields = {k: v for k, v in fields.items() if k not in _BULKY_DEBUG_FIELDS}
         payload = {"threadId": event.thread_id, "resourceId": event.resource_id, **fields}
-        self.rows.events.append(event_row(self.conversation_id, "debug", event.type, event.timestamp, payload))
+        self.rows.events.append(
+            event_row(self.conversation_id, "debug", event.type, event.timestamp, payload)
+        )
 
     def on_call(self, call: ModelCall) -> None:
         """Record a model call."""
         self.rows.model_calls.append(call_row(self.conversation_id, call))
 
 
-def event_row(conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]) -> dict[str, Any]:
+def event_row(
+    conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]
+) -> dict[str, Any]:
     """An ``events`` row: typed columns pulled from the payload, the payload kept whole."""
     return {
         "conversation_id": conversation_id,
@@ -194,8 +211,17 @@ def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
     }
 
 
-def step_row(conversation_id: str, thread_id: str, step: int, ts: datetime, message_id: str | None,
-             result: StepResult, prompt_tokens: int, *, blocked_s: float | None = None) -> dict[str, Any]:
+def step_row(
+    conversation_id: str,
+    thread_id: str,
+    step: int,
+    ts: datetime,
+    message_id: str | None,
+    result: StepResult,
+    prompt_tokens: int,
+    *,
+    blocked_s: float | None = None,
+) -> dict[str, Any]:
     """A ``steps`` row from a :class:`StepResult` (see the module docstring for ``context_tokens``);
     ``blocked_s`` overrides the result's own."""
     status = result.status
@@ -252,8 +278,10 @@ async def replay_conversation(
         ModelCallError / engine errors: a model call failed under ``failurePolicy: abort``.
     """
     if scope != "thread":
-        raise ReplayError(f"scope {scope!r} is not implemented in the engine yet; use scope 'thread' "
-                          "(one thread per conversation, sessions in order)")
+        raise ReplayError(
+            f"scope {scope!r} is not implemented in the engine yet; use scope 'thread' "
+            "(one thread per conversation, sessions in order)"
+        )
     thread_id = thread_key(conversation.id)
     messages = conversation_messages(conversation, thread_id)
     if not messages:
@@ -261,8 +289,14 @@ async def replay_conversation(
     clock = VirtualClock(messages[0].created_at)
     scheduler = VirtualScheduler(clock, latency)
     recorder = RowRecorder(conversation.id, clock, debug_payloads=debug_payloads)
-    memory = ObservationalMemory(engine_options, scheduler=scheduler, client=make_client(recorder.on_call),
-                                 on_event=recorder.on_data, on_debug_event=recorder.on_debug, timezone=timezone)
+    memory = ObservationalMemory(
+        engine_options,
+        scheduler=scheduler,
+        client=make_client(recorder.on_call),
+        on_event=recorder.on_data,
+        on_debug_event=recorder.on_debug,
+        timezone=timezone,
+    )
     prompt_tokens = memory_prompt_tokens(memory.counter)
     batches = ingest_batches(messages, ingest)
     observed: list[str] = []
@@ -271,15 +305,17 @@ async def replay_conversation(
         clock.set(batch[-1].created_at)
         result = await memory.add_messages(thread_id, batch)
         observed.extend(result.observed_message_ids)
-        recorder.rows.steps.append(step_row(conversation.id, thread_id, step, clock.now(), batch[-1].id, result,
-                                            prompt_tokens))
+        recorder.rows.steps.append(
+            step_row(conversation.id, thread_id, step, clock.now(), batch[-1].id, result, prompt_tokens)
+        )
         if on_step is not None:
             on_step(step, len(batches))
     final = await memory.finalize(thread_id)
     observed.extend(final.observed_message_ids)
     # waiting for background work after the last message is bookkeeping, not the actor blocking
-    recorder.rows.steps.append(step_row(conversation.id, thread_id, step + 1, clock.now(), None, final, prompt_tokens,
-                                        blocked_s=0.0))
+    recorder.rows.steps.append(
+        step_row(conversation.id, thread_id, step + 1, clock.now(), None, final, prompt_tokens, blocked_s=0.0)
+    )
     return ReplayResult(
         thread_id=thread_id,
         memory=memory,

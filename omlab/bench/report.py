@@ -34,11 +34,33 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("cost (USD, as configured)", "cost_usd", "all"),
     ("cost paid in this run (USD)", "cost_usd_paid", "all"),
 )
-COMPRESSION = ("compression_observation", "compression_observation_per_cycle", "compression_reflection",
-               "compression_reflection_per_cycle", "compression_context", "context_tokens_avg",
-               "context_tokens_peak", "question_context_tokens_avg", "full_history_tokens_avg")
-BLOCKING = ("blocked_s", "blocked_s_per_conversation", "blocked_steps", "sync_observations", "sync_reflections",
-            "buffered_observations", "buffered_reflections", "activations", "reflection_activations")
+COMPRESSION = (
+    "compression_observation",
+    "compression_observation_per_cycle",
+    "compression_reflection",
+    "compression_reflection_per_cycle",
+    "compression_context",
+    "context_tokens_avg",
+    "context_tokens_peak",
+    "question_context_tokens_avg",
+    "full_history_tokens_avg",
+)
+_CSS = (
+    "body{font-family:sans-serif;margin:2em;max-width:1100px}"
+    "table{border-collapse:collapse;margin-bottom:1.5em}"
+    "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}img{max-width:100%}"
+)
+BLOCKING = (
+    "blocked_s",
+    "blocked_s_per_conversation",
+    "blocked_steps",
+    "sync_observations",
+    "sync_reflections",
+    "buffered_observations",
+    "buffered_reflections",
+    "activations",
+    "reflection_activations",
+)
 
 
 @dataclass(slots=True)
@@ -61,45 +83,88 @@ def latest_run_id(results_dir: str | Path) -> str:
 def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
     """The report's tables from a ``runs`` row and the run's ``metrics`` rows."""
     config = json.loads(header["config_json"]) if isinstance(header.get("config_json"), str) else {}
-    run = Section("Run", ["field", "value"], [
-        ["run", header["run_id"]], ["suite", header.get("suite")], ["configuration", header.get("config_name")],
-        ["status", header.get("status")], ["dataset", _dataset_label(header)],
-        ["config hash", str(header.get("config_hash") or "")[:16]],
-        ["started", header.get("started_at")], ["finished", header.get("finished_at")],
-        ["models", ", ".join(f"{k}={_short(v)}" for k, v in config.get("models", {}).items())],
-        ["versions", f"omlab {header.get('omlab_version')}, litellm {header.get('litellm_version')}, "
-                     f"duckdb {header.get('duckdb_version')}, git {str(header.get('git_commit') or '')[:10]}"
-                     f"{' (dirty)' if header.get('git_dirty') is True else ''}"],
-    ])
+    run = Section(
+        "Run",
+        ["field", "value"],
+        [
+            ["run", header["run_id"]],
+            ["suite", header.get("suite")],
+            ["configuration", header.get("config_name")],
+            ["status", header.get("status")],
+            ["dataset", _dataset_label(header)],
+            ["config hash", str(header.get("config_hash") or "")[:16]],
+            ["started", header.get("started_at")],
+            ["finished", header.get("finished_at")],
+            ["models", ", ".join(f"{k}={_short(v)}" for k, v in config.get("models", {}).items())],
+            [
+                "versions",
+                _versions(header),
+            ],
+        ],
+    )
     headline = Section("Headline", ["metric", "value", "95% CI", "n"])
     for label, name, group in HEADLINE:
         row = _find(metrics, name, group)
         if row is not None:
             headline.rows.append([label, _fmt(row["value"], name), _ci(row, name), _count(row["n"])])
     sections = [run, headline]
-    for title, name in (("Accuracy by question type", "accuracy"), ("F1 by LoCoMo category", "f1"),
-                        ("Retention by question type", "retention")):
+    for title, name in (
+        ("Accuracy by question type", "accuracy"),
+        ("F1 by LoCoMo category", "f1"),
+        ("Retention by question type", "retention"),
+    ):
         groups = metrics[(metrics["name"] == name) & (metrics["group_key"] != "all")]
         if len(groups):
-            sections.append(Section(title, ["group", "value", "95% CI", "n"], [
-                [g["group_key"], _fmt(g["value"], name), _ci(g, name), _count(g["n"])] for _, g in groups.iterrows()]))
+            sections.append(
+                Section(
+                    title,
+                    ["group", "value", "95% CI", "n"],
+                    [
+                        [g["group_key"], _fmt(g["value"], name), _ci(g, name), _count(g["n"])]
+                        for _, g in groups.iterrows()
+                    ],
+                )
+            )
     cost = metrics[(metrics["name"] == "cost_usd") & (metrics["group_key"] != "all")]
     if len(cost):
         calls = metrics[metrics["name"] == "calls"].set_index("group_key")["value"]
-        sections.append(Section("Cost by role, model and tier (USD)", ["group", "cost", "calls"], [
-            [g["group_key"], f"{g['value']:.4f}", _count(calls.get(g["group_key"], g["n"]))]
-            for _, g in cost.iterrows()]))
-    for title, names in (("Compression and context size", COMPRESSION), ("Blocking and activations", BLOCKING)):
-        rows = [[name, _fmt(row["value"], name), _count(row["n"])] for name in names
-                if (row := _find(metrics, name, "all")) is not None]
-        rows += [[f"{r['name']} ({r['group_key']})", _fmt(r["value"], r["name"]), _count(r["n"])]
-                 for _, r in metrics[(metrics["name"].isin(names)) & (metrics["group_key"] != "all")].iterrows()]
+        sections.append(
+            Section(
+                "Cost by role, model and tier (USD)",
+                ["group", "cost", "calls"],
+                [
+                    [g["group_key"], f"{g['value']:.4f}", _count(calls.get(g["group_key"], g["n"]))]
+                    for _, g in cost.iterrows()
+                ],
+            )
+        )
+    for title, names in (
+        ("Compression and context size", COMPRESSION),
+        ("Blocking and activations", BLOCKING),
+    ):
+        rows = [
+            [name, _fmt(row["value"], name), _count(row["n"])]
+            for name in names
+            if (row := _find(metrics, name, "all")) is not None
+        ]
+        rows += [
+            [f"{r['name']} ({r['group_key']})", _fmt(r["value"], r["name"]), _count(r["n"])]
+            for _, r in metrics[(metrics["name"].isin(names)) & (metrics["group_key"] != "all")].iterrows()
+        ]
         if rows:
             sections.append(Section(title, ["metric", "value", "n"], rows))
     latency = metrics[metrics["name"].isin(("latency_s_p50", "latency_s_p95"))]
     if len(latency):
-        sections.append(Section("Model latency (s, calls actually made)", ["metric", "group", "value", "n"], [
-            [r["name"], r["group_key"], f"{r['value']:.3f}", _count(r["n"])] for _, r in latency.iterrows()]))
+        sections.append(
+            Section(
+                "Model latency (s, calls actually made)",
+                ["metric", "group", "value", "n"],
+                [
+                    [r["name"], r["group_key"], f"{r['value']:.3f}", _count(r["n"])]
+                    for _, r in latency.iterrows()
+                ],
+            )
+        )
     return sections
 
 
@@ -107,8 +172,12 @@ def render_markdown(title: str, sections: Sequence[Section], images: Sequence[st
     """Markdown text of a report."""
     lines = [f"# {title}", ""]
     for section in sections:
-        lines += [f"## {section.title}", "", "| " + " | ".join(section.columns) + " |",
-                  "|" + "|".join("---" for _ in section.columns) + "|"]
+        lines += [
+            f"## {section.title}",
+            "",
+            "| " + " | ".join(section.columns) + " |",
+            "|" + "|".join("---" for _ in section.columns) + "|",
+        ]
         lines += ["| " + " | ".join(_cell(v).replace("|", "\\|") for v in row) + " |" for row in section.rows]
         lines.append("")
     if images:
@@ -119,23 +188,35 @@ def render_markdown(title: str, sections: Sequence[Section], images: Sequence[st
 def render_html(title: str, sections: Sequence[Section], images: Sequence[str] = ()) -> str:
     """A self-contained HTML page of a report (images are linked files beside it)."""
     esc = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
-             "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin-bottom:1.5em}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#f3f3f3}img{max-width:100%}"
-             f"</style></head><body><h1>{esc(title)}</h1>"]
+    head = f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
+    parts = [f"{head}<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>"]
     for section in sections:
-        parts.append(f"<h2>{esc(section.title)}</h2><table><tr>"
-                     + "".join(f"<th>{esc(c)}</th>" for c in section.columns) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in section.rows]
+        parts.append(
+            f"<h2>{esc(section.title)}</h2><table><tr>"
+            + "".join(f"<th>{esc(c)}</th>" for c in section.columns)
+            + "</tr>"
+        )
+        parts += [
+            "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in section.rows
+        ]
         parts.append("</table>")
     if images:
-        parts.append("<h2>Plots</h2>" + "".join(f"<p><img src='{esc(i)}' alt='{esc(Path(i).stem)}'></p>" for i in images))
+        parts.append(
+            "<h2>Plots</h2>"
+            + "".join(f"<p><img src='{esc(i)}' alt='{esc(Path(i).stem)}'></p>" for i in images)
+        )
     parts.append("</body></html>")
     return "".join(parts)
 
 
-def write_report(results_dir: str | Path, run_id: str, *, fmt: str = "md", plots: bool = False,
-                 out_dir: str | Path | None = None) -> Path:
+def write_report(
+    results_dir: str | Path,
+    run_id: str,
+    *,
+    fmt: str = "md",
+    plots: bool = False,
+    out_dir: str | Path | None = None,
+) -> Path:
     """Write run ``run_id``'s report (and plots) to ``out_dir`` (default
     ``<results>/reports/<run_id>``); returns the report file.
 
@@ -153,9 +234,12 @@ def write_report(results_dir: str | Path, run_id: str, *, fmt: str = "md", plots
     metrics = metrics_df(catalog, run_id)
     if metrics.empty:
         config = json.loads(row["config_json"]) if isinstance(row["config_json"], str) else {}
-        metrics = compute_metrics(load_run_frames(catalog, run_id), dataset_kind=str(row.get("dataset") or ""),
-                                  on_missing=config.get("scoring", {}).get("on_missing", "wrong"),
-                                  judged="judge" in config.get("phases", ["judge"]))
+        metrics = compute_metrics(
+            load_run_frames(catalog, run_id),
+            dataset_kind=str(row.get("dataset") or ""),
+            on_missing=config.get("scoring", {}).get("on_missing", "wrong"),
+            judged="judge" in config.get("phases", ["judge"]),
+        )
     target = Path(out_dir) if out_dir is not None else Path(results_dir) / "reports" / run_id
     target.mkdir(parents=True, exist_ok=True)
     images = [path.name for path in _plots(catalog, run_id, row, metrics, target)] if plots else []
@@ -167,13 +251,21 @@ def write_report(results_dir: str | Path, run_id: str, *, fmt: str = "md", plots
     return path
 
 
-def _plots(catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path) -> list[Path]:
+def _plots(
+    catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path
+) -> list[Path]:
     from omlab.bench.results import answers_df, calls_df, events_df, steps_df
     from omlab.viz.report import write_run_plots
 
-    return write_run_plots(target, steps=steps_df(catalog, run_id), events=events_df(catalog, run_id),
-                           calls=calls_df(catalog, run_id), answers=answers_df(catalog, run_id), metrics=metrics,
-                           run_label=f"{header.get('suite')}-{header.get('config_name')}")
+    return write_run_plots(
+        target,
+        steps=steps_df(catalog, run_id),
+        events=events_df(catalog, run_id),
+        calls=calls_df(catalog, run_id),
+        answers=answers_df(catalog, run_id),
+        metrics=metrics,
+        run_label=f"{header.get('suite')}-{header.get('config_name')}",
+    )
 
 
 def _find(metrics: pd.DataFrame, name: str, group: str) -> pd.Series | None:
@@ -214,6 +306,14 @@ def _cell(value: Any) -> str:
 
 def _short(spec: Any) -> str:
     return spec if isinstance(spec, str) else json.dumps(spec, separators=(",", ":"))
+
+
+def _versions(header: pd.Series) -> str:
+    dirty = " (dirty)" if header.get("git_dirty") is True else ""
+    return (
+        f"omlab {header.get('omlab_version')}, litellm {header.get('litellm_version')}, "
+        f"duckdb {header.get('duckdb_version')}, git {str(header.get('git_commit') or '')[:10]}{dirty}"
+    )
 
 
 def _dataset_label(header: pd.Series) -> str:

@@ -45,8 +45,9 @@ def find_resumable_run(results_dir: str | Path, suite: str, config_hash: str) ->
     runs = runs_df(results_dir)
     if runs.empty:
         return None
-    candidates = runs[(runs["suite"] == suite) & (runs["config_hash"] == config_hash)
-                      & runs["status"].isin(UNFINISHED)]
+    candidates = runs[
+        (runs["suite"] == suite) & (runs["config_hash"] == config_hash) & runs["status"].isin(UNFINISHED)
+    ]
     catalog = ResultsCatalog(results_dir)
     for run_id in sorted(candidates["run_id"], reverse=True):
         if not catalog.is_live(run_id):
@@ -69,9 +70,9 @@ def check_resume_target(results_dir: str | Path, run_id: str, suite: str, config
         raise ResumeError(f"run {run_id!r} belongs to suite {row['suite']!r}, not {suite!r}")
     if row["config_hash"] != config_hash:
         raise ResumeError(
-            f"run {run_id!r} was made with another configuration (config hash {str(row['config_hash'])[:12]}…, "
-            f"the suite now gives {config_hash[:12]}…); resuming would mix results. Start a new run instead "
-            f"(prepared memories and cached responses are reused)"
+            f"run {run_id!r} was made with another configuration (config hash "
+            f"{str(row['config_hash'])[:12]}…, the suite now gives {config_hash[:12]}…); resuming would mix "
+            "results. Start a new run instead (prepared memories and cached responses are reused)"
         )
 
 
@@ -79,15 +80,22 @@ def read_resume_state(results_dir: str | Path, run_id: str) -> ResumeState:
     """Answers already given and half-written prepare phases of run ``run_id`` (file must be idle)."""
     connection = open_run_file(run_path(results_dir, run_id), read_only=True, lock_timeout=10.0)
     try:
-        hypotheses = dict(connection.execute(
-            "SELECT question_id, hypothesis FROM answers WHERE status IS DISTINCT FROM 'failed' "
-            "AND hypothesis IS NOT NULL").fetchall())
+        hypotheses = dict(
+            connection.execute(
+                "SELECT question_id, hypothesis FROM answers WHERE status IS DISTINCT FROM 'failed' "
+                "AND hypothesis IS NOT NULL"
+            ).fetchall()
+        )
         roles = ", ".join(f"'{role}'" for role in _PREPARE_ROLES)
-        orphans = {row[0] for row in connection.execute(
-            "SELECT conversation_id FROM steps UNION SELECT conversation_id FROM events "
-            f"UNION SELECT conversation_id FROM model_calls WHERE role IN ({roles}) "
-            "EXCEPT SELECT conversation_id FROM conversations WHERE phase = 'prepare' AND status = 'done'"
-        ).fetchall() if row[0] is not None}
+        orphans = {
+            row[0]
+            for row in connection.execute(
+                "SELECT conversation_id FROM steps UNION SELECT conversation_id FROM events "
+                f"UNION SELECT conversation_id FROM model_calls WHERE role IN ({roles}) "
+                "EXCEPT SELECT conversation_id FROM conversations WHERE phase = 'prepare' AND status = 'done'"
+            ).fetchall()
+            if row[0] is not None
+        }
     except duckdb.Error as error:
         raise ResumeError(f"cannot read run {run_id!r} to resume it: {error}") from error
     finally:

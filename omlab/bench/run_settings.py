@@ -68,8 +68,14 @@ class RunSettings:
     grid_point: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_cell(cls, cell: SuiteCell, *, results_dir: str | Path, cache_mode: str | None = None,
-                  reuse_prepared: bool | None = None) -> RunSettings:
+    def from_cell(
+        cls,
+        cell: SuiteCell,
+        *,
+        results_dir: str | Path,
+        cache_mode: str | None = None,
+        reuse_prepared: bool | None = None,
+    ) -> RunSettings:
         """Settings of one suite cell; ``cache_mode``/``reuse_prepared`` override the suite's ``[cache]``."""
         suite = cell.suite
         prompts = suite.scoring.judge_prompts
@@ -120,17 +126,21 @@ class RunSettings:
 
     def prepare_key(self, conversation: Conversation) -> str:
         """sha256 of :meth:`prepare_identity` and the conversation's content digest."""
-        return _sha256({"prepare": self.prepare_identity(), "conversation": conversations_digest([conversation])})
+        return _sha256(
+            {"prepare": self.prepare_identity(), "conversation": conversations_digest([conversation])}
+        )
 
     def run_hash(self, dataset_identity: Mapping[str, Any]) -> str:
         """The run's ``config_hash`` (see the module docstring)."""
-        return _sha256({
-            "prepare": self.prepare_identity(),
-            "actor": self.models["actor"],
-            "judge": self.models["judge"],
-            "scoring": {**asdict(self.scoring), "judge_prompts": _file_digest(self.judge_prompts_path)},
-            "dataset": dict(dataset_identity),
-        })
+        return _sha256(
+            {
+                "prepare": self.prepare_identity(),
+                "actor": self.models["actor"],
+                "judge": self.models["judge"],
+                "scoring": {**asdict(self.scoring), "judge_prompts": _file_digest(self.judge_prompts_path)},
+                "dataset": dict(dataset_identity),
+            }
+        )
 
     def describe(self) -> dict[str, Any]:
         """The resolved settings as JSON (the runs row's ``config_json``)."""
@@ -165,7 +175,9 @@ class RunSettings:
     def latency_for(self, conversation_id: str) -> LatencyModel:
         """The latency model of one conversation's replay. Lognormal draws are seeded from the
         suite's latency seed and the conversation id, so a replay is reproducible on its own."""
-        seed = int(hashlib.sha256(f"{self.latency.get('seed', 0)}:{conversation_id}".encode()).hexdigest()[:8], 16)
+        seed = int(
+            hashlib.sha256(f"{self.latency.get('seed', 0)}:{conversation_id}".encode()).hexdigest()[:8], 16
+        )
         by_name = {name: build_latency(spec, seed) for name, spec in self.latency.get("by_name", {}).items()}
         default = build_latency(self.latency.get("default", {"kind": "token-rate"}), seed)
         return PerModelLatency(by_name, default) if by_name else default

@@ -124,10 +124,15 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
     suite = cell.suite
     results_dir = Path(options.results_dir)
     info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
-    settings = RunSettings.from_cell(cell, results_dir=results_dir, cache_mode=options.cache_mode,
-                                     reuse_prepared=options.reuse_prepared)
-    identity = {**suite.dataset.identity(), "limit": _effective_limit(suite.dataset, options.limit),
-                "sha256": info.sha256, "revision": info.revision}
+    settings = RunSettings.from_cell(
+        cell, results_dir=results_dir, cache_mode=options.cache_mode, reuse_prepared=options.reuse_prepared
+    )
+    identity = {
+        **suite.dataset.identity(),
+        "limit": _effective_limit(suite.dataset, options.limit),
+        "sha256": info.sha256,
+        "revision": info.revision,
+    }
     config_hash = settings.run_hash(identity)
     run_id, resumed = _choose_run(results_dir, suite.name, config_hash, options)
     state = read_resume_state(results_dir, run_id) if resumed else ResumeState()
@@ -143,20 +148,34 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
         label = f"{suite.name} [{cell.name}] {writer.run_id}"
         with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
             sink = RecordSink(writer, progress, options.on_question)
-            _execute([job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options)
+            _execute(
+                [job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options
+            )
         writer.flush()
-        metrics = compute_metrics(load_run_frames(ResultsCatalog(results_dir), writer.run_id),
-                                  dataset_kind=settings.dataset_kind, on_missing=suite.scoring.on_missing,
-                                  judged="judge" in settings.phases)
+        metrics = compute_metrics(
+            load_run_frames(ResultsCatalog(results_dir), writer.run_id),
+            dataset_kind=settings.dataset_kind,
+            on_missing=suite.scoring.on_missing,
+            judged="judge" in settings.phases,
+        )
         writer.add_metrics(metrics_records(metrics))
-    return RunSummary(run_id=writer.run_id, suite=suite.name, config_name=cell.name, config_hash=config_hash,
-                      status="finished", resumed=resumed, n_conversations=len(conversations),
-                      n_questions=sum(len(c.questions) for c in conversations), wall_s=time.monotonic() - started,
-                      metrics=metrics)
+    return RunSummary(
+        run_id=writer.run_id,
+        suite=suite.name,
+        config_name=cell.name,
+        config_hash=config_hash,
+        status="finished",
+        resumed=resumed,
+        n_conversations=len(conversations),
+        n_questions=sum(len(c.questions) for c in conversations),
+        wall_s=time.monotonic() - started,
+        metrics=metrics,
+    )
 
 
-def load_conversations(spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None
-                       ) -> tuple[DatasetInfo, list[Conversation]]:
+def load_conversations(
+    spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None
+) -> tuple[DatasetInfo, list[Conversation]]:
     """Load a suite's dataset: the first ``min(spec.limit, limit)`` conversations, each with at
     most ``spec.questions_per_conversation`` questions."""
     from omlab.bench.datasets import load_jsonl, load_locomo, load_longmemeval, load_synthetic
@@ -164,10 +183,14 @@ def load_conversations(spec: DatasetSpec, base_dir: str | Path = ".", limit: int
     pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
     sha = {} if spec.expected_sha256 is None else {"expected_sha256": spec.expected_sha256}
     if spec.kind == "synthetic":
-        extra = {k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None}
+        extra = {
+            k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None
+        }
         count = _effective_limit(spec, limit)
         seeds = list(spec.seeds)[:count] if count else list(spec.seeds)
-        info, conversations = load_synthetic(seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra)
+        info, conversations = load_synthetic(
+            seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra
+        )
     elif spec.kind == "longmemeval":
         path = _resolve(spec.path, base_dir) if spec.path else None
         info, conversations = load_longmemeval(path, spec.subset, revision=spec.revision, **sha, **pace)
@@ -180,15 +203,19 @@ def load_conversations(spec: DatasetSpec, base_dir: str | Path = ".", limit: int
     if count is not None:
         conversations = conversations[:count]
     if spec.questions_per_conversation is not None:
-        conversations = [dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation])
-                         for c in conversations]
+        conversations = [
+            dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation])
+            for c in conversations
+        ]
     return info, conversations
 
 
 # --------------------------------------------------------------------------- run choice
 
 
-def _choose_run(results_dir: Path, suite: str, config_hash: str, options: RunOptions) -> tuple[str | None, bool]:
+def _choose_run(
+    results_dir: Path, suite: str, config_hash: str, options: RunOptions
+) -> tuple[str | None, bool]:
     if options.resume is not None:
         check_resume_target(results_dir, options.resume, suite, config_hash)
         return options.resume, True
@@ -206,17 +233,29 @@ def _cell_of_run(cells: list[SuiteCell], options: RunOptions) -> SuiteCell:
     for cell in cells:
         if cell.name in names:
             return cell
-    raise RunnerError(f"run {options.resume!r} ({', '.join(map(str, names))}) is not a cell of this suite's grid")
+    raise RunnerError(
+        f"run {options.resume!r} ({', '.join(map(str, names))}) is not a cell of this suite's grid"
+    )
 
 
-def _run_info(suite: Suite, cell: SuiteCell, settings: RunSettings, config_hash: str, info: DatasetInfo,
-              options: RunOptions) -> dict[str, Any]:
+def _run_info(
+    suite: Suite,
+    cell: SuiteCell,
+    settings: RunSettings,
+    config_hash: str,
+    info: DatasetInfo,
+    options: RunOptions,
+) -> dict[str, Any]:
     return {
         "suite": suite.name,
         "config_name": cell.name,
         "config_hash": config_hash,
-        "config_json": {**settings.describe(), "dataset": suite.dataset.identity(), "sweep_id": options.sweep_id,
-                        "suite_file": suite.source},
+        "config_json": {
+            **settings.describe(),
+            "dataset": suite.dataset.identity(),
+            "sweep_id": options.sweep_id,
+            "suite_file": suite.source,
+        },
         "dataset": info.name,
         "dataset_subset": info.subset,
         "dataset_revision": info.revision,
@@ -229,23 +268,27 @@ def _run_info(suite: Suite, cell: SuiteCell, settings: RunSettings, config_hash:
 # --------------------------------------------------------------------------- jobs
 
 
-def _jobs(conversations: list[Conversation], settings: RunSettings, writer: RunWriter,
-          state: ResumeState) -> list[ConversationJob]:
+def _jobs(
+    conversations: list[Conversation], settings: RunSettings, writer: RunWriter, state: ResumeState
+) -> list[ConversationJob]:
     done = {phase: writer.completed(phase) for phase in settings.phases}
     answered = writer.answered_questions()
-    judged = writer.scored_questions("judge") | (writer.scored_questions("f1") if settings.dataset_kind == "locomo"
-                                                 else set())
+    judged = writer.scored_questions("judge") | (
+        writer.scored_questions("f1") if settings.dataset_kind == "locomo" else set()
+    )
     jobs = []
     for conversation in conversations:
         ids = {q.id for q in conversation.questions}
-        jobs.append(ConversationJob(
-            conversation=conversation,
-            settings=settings,
-            done_phases=frozenset(phase for phase in settings.phases if conversation.id in done[phase]),
-            answered=frozenset(ids & answered),
-            hypotheses={qid: state.hypotheses[qid] for qid in ids & answered if qid in state.hypotheses},
-            judged=frozenset(ids & judged),
-        ))
+        jobs.append(
+            ConversationJob(
+                conversation=conversation,
+                settings=settings,
+                done_phases=frozenset(phase for phase in settings.phases if conversation.id in done[phase]),
+                answered=frozenset(ids & answered),
+                hypotheses={qid: state.hypotheses[qid] for qid in ids & answered if qid in state.hypotheses},
+                judged=frozenset(ids & judged),
+            )
+        )
     return jobs
 
 
@@ -253,8 +296,9 @@ def _needs_marks(job: ConversationJob) -> bool:
     return any(phase not in job.done_phases for phase in job.settings.phases)
 
 
-def _execute(jobs: list[ConversationJob], sink: RecordSink, settings: RunSettings, suite: Suite,
-             options: RunOptions) -> None:
+def _execute(
+    jobs: list[ConversationJob], sink: RecordSink, settings: RunSettings, suite: Suite, options: RunOptions
+) -> None:
     if not jobs:
         return
     workers = _workers(suite, options)
@@ -298,9 +342,13 @@ def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}
     stream = options.stream or sys.stderr
-    with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
+    with Progress(
+        len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress
+    ) as progress:
         preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
-        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=pool_context(preload)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(cells)), mp_context=pool_context(preload)
+        ) as pool:
             futures = {pool.submit(run_cell, cell, quiet): index for index, cell in enumerate(cells)}
             try:
                 for future in as_completed(futures):
@@ -312,5 +360,12 @@ def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers
     return [summaries[index] for index in range(len(cells))]
 
 
-__all__ = ["DEFAULT_RESULTS_DIR", "RunOptions", "RunSummary", "RunnerError", "load_conversations", "run_cell",
-           "run_suite"]
+__all__ = [
+    "DEFAULT_RESULTS_DIR",
+    "RunOptions",
+    "RunSummary",
+    "RunnerError",
+    "load_conversations",
+    "run_cell",
+    "run_suite",
+]

@@ -28,8 +28,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 def handle_info(args: argparse.Namespace) -> int:
     folder = cache_dir(args.results)
     responses_path = folder / CACHE_FILE
-    responses = ResponseCache(responses_path, mode="read").info() if responses_path.exists() else \
-        {"path": str(responses_path), "entries": 0, "bytes": 0}
+    responses = (
+        ResponseCache(responses_path, mode="read").info()
+        if responses_path.exists()
+        else {"path": str(responses_path), "entries": 0, "bytes": 0}
+    )
     prepared = PreparedStore(folder / PREPARED_DIR).info()
     if args.json:
         print(json.dumps({"responses": responses, "prepared": prepared}, indent=2, default=str))
@@ -37,7 +40,8 @@ def handle_info(args: argparse.Namespace) -> int:
     print(f"responses: {responses['entries']:,} entries, {responses['bytes']:,} bytes  ({responses['path']})")
     for model, count in sorted(responses.get("by_model", {}).items()):
         print(f"  {model}: {count:,}")
-    print(f"prepared memories: {prepared['entries']:,} conversations, {prepared['bytes']:,} bytes  ({prepared['path']})")
+    print(f"prepared memories: {prepared['entries']:,} conversations, {prepared['bytes']:,} bytes", end="")
+    print(f"  ({prepared['path']})")
     return 0
 
 

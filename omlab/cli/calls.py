@@ -7,8 +7,18 @@ import argparse
 from omlab.bench.results import calls_df
 from omlab.cli.options import add_results_option, resolve_run
 
-COLUMNS = ["conversation_id", "role", "resolved_model", "tier", "input_tokens", "output_tokens", "cost_usd",
-           "latency_s", "cached", "error"]
+COLUMNS = [
+    "conversation_id",
+    "role",
+    "resolved_model",
+    "tier",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_s",
+    "cached",
+    "error",
+]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -17,9 +27,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing = verbs.add_parser("list", help="list model calls")
     listing.add_argument("run", help="run id, or 'latest'")
     add_results_option(listing)
-    listing.add_argument("--role", action="append", dest="roles", metavar="R",
-                         help="only this role (repeatable): observer, reflector, extractor, actor, judge")
-    listing.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)")
+    listing.add_argument(
+        "--role",
+        action="append",
+        dest="roles",
+        metavar="R",
+        help="only this role (repeatable): observer, reflector, extractor, actor, judge",
+    )
+    listing.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)"
+    )
     listing.set_defaults(handler=handle_list)
 
 

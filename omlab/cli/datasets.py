@@ -10,12 +10,25 @@ from omlab.bench.datasets.longmemeval import DEFAULT_REVISION, HUB_REPO
 from omlab.bench.datasets.synthetic import GENERATOR_VERSION
 
 KINDS = (
-    ("synthetic", f"seeded generator ({GENERATOR_VERSION}); any size; planted facts, updates, temporal and "
-                  "abstention questions", "[dataset] kind = \"synthetic\", seeds, target_tokens"),
-    ("longmemeval", f"LongMemEval oracle/s/m, hub {HUB_REPO} at {DEFAULT_REVISION[:12]}…",
-     "[dataset] kind = \"longmemeval\", path or subset"),
-    ("locomo", f"LoCoMo locomo10.json ({LOCOMO_URL})", "[dataset] kind = \"locomo\", path (file or URL)"),
-    ("jsonl", "your own conversations in omlab's JSONL format (datasets/README.md)", "[dataset] kind = \"jsonl\", path"),
+    (
+        "synthetic",
+        (
+            f"seeded generator ({GENERATOR_VERSION}); any size; planted facts, updates, temporal and "
+            "abstention questions"
+        ),
+        '[dataset] kind = "synthetic", seeds, target_tokens',
+    ),
+    (
+        "longmemeval",
+        f"LongMemEval oracle/s/m, hub {HUB_REPO} at {DEFAULT_REVISION[:12]}…",
+        '[dataset] kind = "longmemeval", path or subset',
+    ),
+    ("locomo", f"LoCoMo locomo10.json ({LOCOMO_URL})", '[dataset] kind = "locomo", path (file or URL)'),
+    (
+        "jsonl",
+        "your own conversations in omlab's JSONL format (datasets/README.md)",
+        '[dataset] kind = "jsonl", path',
+    ),
 )
 
 
@@ -34,7 +47,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     synthetic.add_argument("--n-questions", type=int, default=20, metavar="N")
     synthetic.add_argument("--out", required=True, metavar="FILE.jsonl")
     synthetic.set_defaults(handler=handle_synthetic)
-    longmemeval = kinds.add_parser("longmemeval", help="download a LongMemEval file from the hub (pinned revision)")
+    longmemeval = kinds.add_parser(
+        "longmemeval", help="download a LongMemEval file from the hub (pinned revision)"
+    )
     longmemeval.add_argument("--subset", choices=("oracle", "s", "m"), default="oracle")
     longmemeval.add_argument("--revision", default=DEFAULT_REVISION)
     longmemeval.add_argument("--cache-dir", metavar="DIR")
@@ -66,7 +81,9 @@ def handle_synthetic(args: argparse.Namespace) -> int:
 
 
 def handle_longmemeval(args: argparse.Namespace) -> int:
-    info, conversations = load_longmemeval(None, args.subset, revision=args.revision, cache_dir=args.cache_dir)
+    info, conversations = load_longmemeval(
+        None, args.subset, revision=args.revision, cache_dir=args.cache_dir
+    )
     print(f"{info.source}: {len(conversations)} questions, sha256 {info.sha256}")
     return 0
 

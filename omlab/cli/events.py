@@ -7,8 +7,18 @@ import argparse
 from omlab.bench.results import events_df
 from omlab.cli.options import add_results_option, resolve_run
 
-COLUMNS = ["seq", "ts", "conversation_id", "kind", "type", "operation_type", "triggered_by", "tokens_in",
-           "tokens_out", "duration_ms"]
+COLUMNS = [
+    "seq",
+    "ts",
+    "conversation_id",
+    "kind",
+    "type",
+    "operation_type",
+    "triggered_by",
+    "tokens_in",
+    "tokens_out",
+    "duration_ms",
+]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -17,10 +27,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     listing = verbs.add_parser("list", help="list events in order")
     listing.add_argument("run", help="run id, or 'latest'")
     add_results_option(listing)
-    listing.add_argument("--type", action="append", dest="types", metavar="T",
-                         help="only this event type (repeatable), e.g. data-om-activation")
+    listing.add_argument(
+        "--type",
+        action="append",
+        dest="types",
+        metavar="T",
+        help="only this event type (repeatable), e.g. data-om-activation",
+    )
     listing.add_argument("--conversation", metavar="ID", help="only this conversation")
-    listing.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N events (default 50; 0: all)")
+    listing.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="show at most N events (default 50; 0: all)"
+    )
     listing.add_argument("--payload", action="store_true", help="print each event's JSON payload too")
     listing.set_defaults(handler=handle_list)
 
@@ -32,7 +49,9 @@ def handle_list(args: argparse.Namespace) -> int:
     if args.limit:
         frame = frame.head(args.limit)
     if frame.empty:
-        print(f"no events in run {run_id}" + (" with these filters" if args.types or args.conversation else ""))
+        print(
+            f"no events in run {run_id}" + (" with these filters" if args.types or args.conversation else "")
+        )
         return 0
     if args.payload:
         for _, row in frame.iterrows():

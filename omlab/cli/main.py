@@ -26,8 +26,9 @@ _COMMANDS = (run, sweep, report, events, calls, datasets, cache)
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``omlab`` argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(prog="omlab", description="Observational Memory lab: run, sweep and "
-                                                               "report memory benchmarks.")
+    parser = argparse.ArgumentParser(
+        prog="omlab", description="Observational Memory lab: run, sweep and report memory benchmarks."
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _COMMANDS:
         module.register(commands)

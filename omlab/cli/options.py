@@ -13,33 +13,55 @@ CACHE_MODES = ("off", "read", "write", "strict")
 
 def add_results_option(parser: argparse.ArgumentParser) -> None:
     """``--results DIR`` (default ``$OMLAB_RESULTS`` or ``results``)."""
-    parser.add_argument("--results", metavar="DIR", default=os.environ.get("OMLAB_RESULTS", DEFAULT_RESULTS_DIR),
-                        help="results directory (default: $OMLAB_RESULTS or ./results)")
+    parser.add_argument(
+        "--results",
+        metavar="DIR",
+        default=os.environ.get("OMLAB_RESULTS", DEFAULT_RESULTS_DIR),
+        help="results directory (default: $OMLAB_RESULTS or ./results)",
+    )
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The options of ``omlab run`` and ``omlab sweep``."""
     parser.add_argument("suite", help="suite TOML file (see benchmarks/)")
     add_results_option(parser)
-    parser.add_argument("--resume", metavar="RUN", help="resume this run (default: the latest unfinished run of "
-                                                        "the same suite and configuration)")
+    parser.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="resume this run (default: the latest unfinished run of the same suite and configuration)",
+    )
     parser.add_argument("--new", action="store_true", help="always start a new run (no automatic resume)")
     parser.add_argument("--limit", type=_positive, metavar="N", help="at most N conversations")
-    parser.add_argument("--cache-mode", choices=CACHE_MODES, help="response cache mode (overrides [cache] mode)")
-    parser.add_argument("--no-prepared", action="store_true",
-                        help="do not reuse prepared memories from earlier runs (observe again)")
+    parser.add_argument(
+        "--cache-mode", choices=CACHE_MODES, help="response cache mode (overrides [cache] mode)"
+    )
+    parser.add_argument(
+        "--no-prepared",
+        action="store_true",
+        help="do not reuse prepared memories from earlier runs (observe again)",
+    )
     parser.add_argument("--workers", type=_positive, metavar="N", help="worker processes for offline runs")
-    parser.add_argument("--concurrency", type=_positive, metavar="N",
-                        help="conversations in flight for provider-bound runs")
+    parser.add_argument(
+        "--concurrency", type=_positive, metavar="N", help="conversations in flight for provider-bound runs"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def run_options(args: argparse.Namespace, **extra: object) -> RunOptions:
     """:class:`RunOptions` from parsed ``add_run_options`` arguments."""
-    return RunOptions(results_dir=args.results, resume=args.resume, auto_resume=not args.new, limit=args.limit,
-                      cache_mode=args.cache_mode, reuse_prepared=False if args.no_prepared else None,
-                      workers=args.workers, concurrency=args.concurrency, progress=not args.quiet, **extra)
+    return RunOptions(
+        results_dir=args.results,
+        resume=args.resume,
+        auto_resume=not args.new,
+        limit=args.limit,
+        cache_mode=args.cache_mode,
+        reuse_prepared=False if args.no_prepared else None,
+        workers=args.workers,
+        concurrency=args.concurrency,
+        progress=not args.quiet,
+        **extra,
+    )
 
 
 def resolve_run(results: str, run: str) -> str:

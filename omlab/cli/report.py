@@ -9,9 +9,12 @@ from omlab.cli.options import add_results_option, resolve_run
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("report", help="write a run's report",
-                                 description="Metrics table, accuracy per type, cost by role/model/tier, "
-                                             "compression and blocking of one run, in results/reports/<run>/.")
+    parser = commands.add_parser(
+        "report",
+        help="write a run's report",
+        description="Metrics table, accuracy per type, cost by role/model/tier, "
+        "compression and blocking of one run, in results/reports/<run>/.",
+    )
     parser.add_argument("run", help="run id, or 'latest'")
     add_results_option(parser)
     parser.add_argument("--plots", action="store_true", help="also draw the run's plots (PNG)")

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from omlab.bench.metrics import metric_value
 from omlab.bench.results.layout import run_path
 from omlab.bench.runner import RunSummary, run_suite
 from omlab.cli.options import add_run_options, run_options
 
-HEADLINE = (("accuracy", "accuracy", "{:.1%}"), ("retention", "retention", "{:.1%}"),
-            ("failed", "failed_questions", "{:.0f}"), ("blocked_s", "blocked_s", "{:.1f}"),
-            ("ctx_avg", "context_tokens_avg", "{:.0f}"), ("cost_usd", "cost_usd", "{:.4f}"))
+HEADLINE = (
+    ("accuracy", "accuracy", "{:.1%}"),
+    ("retention", "retention", "{:.1%}"),
+    ("failed", "failed_questions", "{:.0f}"),
+    ("blocked_s", "blocked_s", "{:.1f}"),
+    ("ctx_avg", "context_tokens_avg", "{:.0f}"),
+    ("cost_usd", "cost_usd", "{:.4f}"),
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("run", help="run a benchmark suite (resumable)",
-                                 description="Run every configuration of a suite; a killed run resumes "
-                                             "where it stopped when the same command is run again.")
+    parser = commands.add_parser(
+        "run",
+        help="run a benchmark suite (resumable)",
+        description="Run every configuration of a suite; a killed run resumes "
+        "where it stopped when the same command is run again.",
+    )
     add_run_options(parser)
-    parser.add_argument("--report", action="store_true", help="write each run's report (with plots) afterwards")
+    parser.add_argument(
+        "--report", action="store_true", help="write each run's report (with plots) afterwards"
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -40,9 +51,11 @@ def summary_line(summary: RunSummary) -> str:
     values = []
     for label, name, pattern in HEADLINE:
         value = metric_value(summary.metrics, name) if len(summary.metrics) else float("nan")
-        if value == value:
+        if not math.isnan(value):
             values.append(f"{label}={pattern.format(value)}")
     resumed = " (resumed)" if summary.resumed else ""
-    return (f"{summary.run_id}  {summary.config_name}  {summary.status}{resumed}  "
-            f"{summary.n_conversations} conversations, {summary.n_questions} questions, {summary.wall_s:.1f}s  "
-            + "  ".join(values))
+    return (
+        f"{summary.run_id}  {summary.config_name}  {summary.status}{resumed}  "
+        f"{summary.n_conversations} conversations, {summary.n_questions} questions, {summary.wall_s:.1f}s  "
+        + "  ".join(values)
+    )

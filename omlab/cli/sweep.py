@@ -15,13 +15,19 @@ from omlab.cli.options import add_run_options, run_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("sweep", help="run a suite's grid and compare the cells",
-                                 description="Run every [grid] cell of a suite (each its own run) and print "
-                                             "blocked seconds, sync observations, activations, context size, "
-                                             "accuracy and cost per cell.")
+    parser = commands.add_parser(
+        "sweep",
+        help="run a suite's grid and compare the cells",
+        description="Run every [grid] cell of a suite (each its own run) and print "
+        "blocked seconds, sync observations, activations, context size, "
+        "accuracy and cost per cell.",
+    )
     add_run_options(parser)
-    parser.add_argument("--csv", metavar="PATH", help="also write the table as CSV (default: "
-                                                      "<results>/reports/sweeps/<suite>-<sweep>.csv)")
+    parser.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="also write the table as CSV (default: <results>/reports/sweeps/<suite>-<sweep>.csv)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -30,9 +36,14 @@ def handle(args: argparse.Namespace) -> int:
     summaries = run_suite(args.suite, run_options(args, sweep_id=sweep_id))
     ids = [s.run_id for s in summaries]
     runs = runs_df(args.results)
-    table = sweep_table(runs[runs["run_id"].isin(ids)], metrics_df(args.results, ids))
+    ordered = runs.set_index("run_id").loc[ids].reset_index()  # grid order, not completion order
+    table = sweep_table(ordered, metrics_df(args.results, ids))
     print(format_table(table))
-    path = Path(args.csv) if args.csv else Path(args.results) / "reports" / "sweeps" / f"{summaries[0].suite}-{sweep_id}.csv"
+    path = (
+        Path(args.csv)
+        if args.csv
+        else Path(args.results) / "reports" / "sweeps" / f"{summaries[0].suite}-{sweep_id}.csv"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
     print(f"sweep table: {path}")

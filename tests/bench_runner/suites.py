@@ -42,12 +42,21 @@ PRICES = """[models.prices]
 """
 
 
-def write_suite(folder: Path, name: str = "tiny", *, actor: str = "omlab/reader", extra: str = "",
-                seeds: str = "[11, 12]", prices: bool = True) -> Path:
+def write_suite(
+    folder: Path,
+    name: str = "tiny",
+    *,
+    actor: str = "omlab/reader",
+    extra: str = "",
+    seeds: str = "[11, 12]",
+    prices: bool = True,
+) -> Path:
     """Write a tiny offline suite TOML (two ~4k-token conversations, 4 questions each) into
     ``folder`` and return its path. ``extra`` is appended (more tables)."""
     path = folder / f"{name}.toml"
-    text = TINY_SUITE.format(name=name, actor=actor, extra=extra, seeds=seeds, prices=PRICES if prices else "")
+    text = TINY_SUITE.format(
+        name=name, actor=actor, extra=extra, seeds=seeds, prices=PRICES if prices else ""
+    )
     path.write_text(text, encoding="utf-8")
     return path
 

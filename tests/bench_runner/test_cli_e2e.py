@@ -37,13 +37,26 @@ def test_run_writes_events_calls_answers_and_metrics(first_run, capsys):
     assert len(answers) == 8 and answers["hypothesis"].notna().all()
     assert answers["judge_correct"].notna().all() and answers["retention"].notna().any()
     metrics = metrics_df(results, run_id)
-    assert {"accuracy", "retention", "blocked_s", "cost_usd", "compression_observation"} <= set(metrics["name"])
+    assert {"accuracy", "retention", "blocked_s", "cost_usd", "compression_observation"} <= set(
+        metrics["name"]
+    )
 
 
 def test_strict_rerun_makes_no_new_model_call_and_reproduces_the_metrics(first_run, capsys):
     suite, results, run_id = first_run
-    argv = ["run", str(suite), "--results", str(results), "--workers", "1", "--quiet", "--new",
-            "--cache-mode", "strict", "--no-prepared"]
+    argv = [
+        "run",
+        str(suite),
+        "--results",
+        str(results),
+        "--workers",
+        "1",
+        "--quiet",
+        "--new",
+        "--cache-mode",
+        "strict",
+        "--no-prepared",
+    ]
     assert main(argv) == 0
     rerun = [r for r in runs_df(results)["run_id"] if r != run_id][-1]
     calls = calls_df(results, rerun)
@@ -61,19 +74,51 @@ def test_report_in_both_formats(first_run, capsys):
     _, results, run_id = first_run
     assert main(["report", run_id, "--results", str(results)]) == 0
     markdown = (results / "reports" / run_id / "report.md").read_text(encoding="utf-8")
-    for heading in ("## Headline", "## Accuracy by question type", "## Cost by role, model and tier",
-                    "## Compression and context size", "## Blocking and activations"):
+    for heading in (
+        "## Headline",
+        "## Accuracy by question type",
+        "## Cost by role, model and tier",
+        "## Compression and context size",
+        "## Blocking and activations",
+    ):
         assert heading in markdown
     assert "role:observer" in markdown
-    assert main(["report", "latest", "--results", str(results), "--format", "html", "--out",
-                 str(results / "html")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "latest",
+                "--results",
+                str(results),
+                "--format",
+                "html",
+                "--out",
+                str(results / "html"),
+            ]
+        )
+        == 0
+    )
     assert "<table>" in (results / "html" / "report.html").read_text(encoding="utf-8")
 
 
 def test_events_and_calls_listing(first_run, capsys):
     _, results, run_id = first_run
-    assert main(["events", "list", run_id, "--results", str(results), "--type", "data-om-activation",
-                 "--limit", "3"]) == 0
+    assert (
+        main(
+            [
+                "events",
+                "list",
+                run_id,
+                "--results",
+                str(results),
+                "--type",
+                "data-om-activation",
+                "--limit",
+                "3",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "data-om-activation" in out and "data-om-status" not in out and "(3 of " in out
     assert main(["calls", "list", run_id, "--results", str(results), "--role", "actor"]) == 0
@@ -89,8 +134,24 @@ def test_cache_and_datasets_commands(first_run, capsys, tmp_path):
     assert main(["datasets", "list"]) == 0
     assert "longmemeval" in capsys.readouterr().out
     target = tmp_path / "syn.jsonl"
-    assert main(["datasets", "build", "synthetic", "--seeds", "3", "--target-tokens", "2000",
-                 "--n-questions", "2", "--out", str(target)]) == 0
+    assert (
+        main(
+            [
+                "datasets",
+                "build",
+                "synthetic",
+                "--seeds",
+                "3",
+                "--target-tokens",
+                "2000",
+                "--n-questions",
+                "2",
+                "--out",
+                str(target),
+            ]
+        )
+        == 0
+    )
     assert target.read_text(encoding="utf-8").count("\n") == 1
     scratch = tmp_path / "scratch"
     write_suite(tmp_path)
@@ -99,7 +160,9 @@ def test_cache_and_datasets_commands(first_run, capsys, tmp_path):
 
 
 def test_sweep_prints_one_row_per_cell(tmp_path, capsys):
-    suite = write_suite(tmp_path, name="tinysweep", seeds="[11]", extra='[grid]\n"observation.bufferTokens" = [0.2, 0.5]\n')
+    suite = write_suite(
+        tmp_path, name="tinysweep", seeds="[11]", extra='[grid]\n"observation.bufferTokens" = [0.2, 0.5]\n'
+    )
     results = tmp_path / "results"
     assert main(["sweep", str(suite), "--results", str(results), "--workers", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -121,9 +184,26 @@ def test_process_pool_run_through_the_installed_script(tmp_path):
     suite = write_suite(tmp_path, prices=False)  # priced runs import litellm in the fork server (slow)
     results = tmp_path / "results"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([sys.executable, "-m", "omlab.cli.main", "run", str(suite), "--results", str(results),
-                           "--workers", "2", "--quiet"], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "omlab.cli.main",
+            "run",
+            str(suite),
+            "--results",
+            str(results),
+            "--workers",
+            "2",
+            "--quiet",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     (run_id,) = runs_df(results)["run_id"]
     assert len(answers_df(results, run_id)) == 8

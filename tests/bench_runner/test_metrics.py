@@ -12,12 +12,14 @@ from omlab.bench.metrics import RunFrames, compute_metrics, metric_value, metric
 
 def _steps() -> pd.DataFrame:
     # conversation a: 3 steps, blocked 0 + 1.5 + 0; conversation b: 1 step blocked 0.5
-    return pd.DataFrame({
-        "conversation_id": ["a", "a", "a", "b"],
-        "step": [1, 2, 3, 1],
-        "context_tokens": [100, 300, 200, 400],
-        "blocked_s": [0.0, 1.5, 0.0, 0.5],
-    })
+    return pd.DataFrame(
+        {
+            "conversation_id": ["a", "a", "a", "b"],
+            "step": [1, 2, 3, 1],
+            "context_tokens": [100, 300, 200, 400],
+            "blocked_s": [0.0, 1.5, 0.0, 0.5],
+        }
+    )
 
 
 def _events() -> pd.DataFrame:
@@ -41,44 +43,67 @@ def _events() -> pd.DataFrame:
 
 
 def _calls() -> pd.DataFrame:
-    return pd.DataFrame({
-        "role": ["observer", "observer", "actor", "judge", "judge"],
-        "requested_model": ["omlab/observer"] * 2 + ["omlab/reader", "omlab/judge", "omlab/judge"],
-        "resolved_model": ["omlab/observer", "omlab/observer", "omlab/reader", "omlab/judge", None],
-        "tier": [10000, 40000, None, None, None],
-        "input_tokens": [1000, 3000, 500, 200, 0],
-        "output_tokens": [100, 300, 20, 1, 0],
-        "cost_usd": [0.01, 0.03, 0.002, 0.001, None],
-        "latency_s": [1.0, 3.0, 0.5, 0.2, 0.1],
-        "cached": pd.array([False, True, False, False, False], dtype="boolean"),
-        "error": [None, None, None, None, "RateLimitError"],
-    })
+    return pd.DataFrame(
+        {
+            "role": ["observer", "observer", "actor", "judge", "judge"],
+            "requested_model": ["omlab/observer"] * 2 + ["omlab/reader", "omlab/judge", "omlab/judge"],
+            "resolved_model": ["omlab/observer", "omlab/observer", "omlab/reader", "omlab/judge", None],
+            "tier": [10000, 40000, None, None, None],
+            "input_tokens": [1000, 3000, 500, 200, 0],
+            "output_tokens": [100, 300, 20, 1, 0],
+            "cost_usd": [0.01, 0.03, 0.002, 0.001, None],
+            "latency_s": [1.0, 3.0, 0.5, 0.2, 0.1],
+            "cached": pd.array([False, True, False, False, False], dtype="boolean"),
+            "error": [None, None, None, None, "RateLimitError"],
+        }
+    )
 
 
 def _answers() -> pd.DataFrame:
-    return pd.DataFrame({
-        "question_id": ["q1", "q2", "q3", "q4_abs", "q5"],
-        "question_type": ["single-session-user", "single-session-user", "knowledge-update",
-                          "single-session-user", "knowledge-update"],
-        "is_abstention": pd.array([False, False, False, True, False], dtype="boolean"),
-        "category": pd.array([None] * 5, dtype="Int64"),
-        "status": ["ok", "ok", "ok", "ok", "failed"],
-        "context_tokens": [100, 200, 300, 400, None],
-        "full_history_tokens": [1000, 1000, 1500, 1600, None],
-    })
+    return pd.DataFrame(
+        {
+            "question_id": ["q1", "q2", "q3", "q4_abs", "q5"],
+            "question_type": [
+                "single-session-user",
+                "single-session-user",
+                "knowledge-update",
+                "single-session-user",
+                "knowledge-update",
+            ],
+            "is_abstention": pd.array([False, False, False, True, False], dtype="boolean"),
+            "category": pd.array([None] * 5, dtype="Int64"),
+            "status": ["ok", "ok", "ok", "ok", "failed"],
+            "context_tokens": [100, 200, 300, 400, None],
+            "full_history_tokens": [1000, 1000, 1500, 1600, None],
+        }
+    )
 
 
 def _scores() -> pd.DataFrame:
-    return pd.DataFrame([
-        ("q1", "judge", 1.0, True), ("q2", "judge", 0.0, False), ("q3", "judge", 1.0, True),
-        ("q4_abs", "judge", 1.0, True),
-        ("q1", "retention", 1.0, True), ("q2", "retention", 0.0, False), ("q3", "retention", 1.0, True),
-        ("q1", "evidence_retention", 0.5, None), ("q3", "evidence_retention", 1.0, None),
-    ], columns=["question_id", "scorer", "value", "correct"])
+    return pd.DataFrame(
+        [
+            ("q1", "judge", 1.0, True),
+            ("q2", "judge", 0.0, False),
+            ("q3", "judge", 1.0, True),
+            ("q4_abs", "judge", 1.0, True),
+            ("q1", "retention", 1.0, True),
+            ("q2", "retention", 0.0, False),
+            ("q3", "retention", 1.0, True),
+            ("q1", "evidence_retention", 0.5, None),
+            ("q3", "evidence_retention", 1.0, None),
+        ],
+        columns=["question_id", "scorer", "value", "correct"],
+    )
 
 
 def _frames(**replace) -> RunFrames:
-    parts = {"steps": _steps(), "events": _events(), "calls": _calls(), "answers": _answers(), "scores": _scores()}
+    parts = {
+        "steps": _steps(),
+        "events": _events(),
+        "calls": _calls(),
+        "answers": _answers(),
+        "scores": _scores(),
+    }
     parts.update(replace)
     return RunFrames(**parts)
 
@@ -174,18 +199,32 @@ def test_blocking(metrics):
 
 
 def test_locomo_reports_f1_for_all_categories_and_j_for_one_to_four():
-    answers = pd.DataFrame({
-        "question_id": ["a", "b", "c", "d"], "question_type": ["single-hop", "multi-hop", "adversarial", "temporal"],
-        "is_abstention": pd.array([False, False, True, False], dtype="boolean"),
-        "category": pd.array([4, 1, 5, 2], dtype="Int64"), "status": ["ok", "ok", "ok", "failed"],
-        "context_tokens": [1, 1, 1, None], "full_history_tokens": [2, 2, 2, None],
-    })
-    scores = pd.DataFrame([
-        ("a", "judge", 1.0, True), ("b", "judge", 0.0, False),
-        ("a", "f1", 0.5, None), ("b", "f1", 0.25, None), ("c", "f1", 1.0, None),
-    ], columns=["question_id", "scorer", "value", "correct"])
-    metrics = compute_metrics(RunFrames(_steps().iloc[0:0], _events().iloc[0:0], _calls().iloc[0:0], answers, scores),
-                              dataset_kind="locomo", n_boot=50)
+    answers = pd.DataFrame(
+        {
+            "question_id": ["a", "b", "c", "d"],
+            "question_type": ["single-hop", "multi-hop", "adversarial", "temporal"],
+            "is_abstention": pd.array([False, False, True, False], dtype="boolean"),
+            "category": pd.array([4, 1, 5, 2], dtype="Int64"),
+            "status": ["ok", "ok", "ok", "failed"],
+            "context_tokens": [1, 1, 1, None],
+            "full_history_tokens": [2, 2, 2, None],
+        }
+    )
+    scores = pd.DataFrame(
+        [
+            ("a", "judge", 1.0, True),
+            ("b", "judge", 0.0, False),
+            ("a", "f1", 0.5, None),
+            ("b", "f1", 0.25, None),
+            ("c", "f1", 1.0, None),
+        ],
+        columns=["question_id", "scorer", "value", "correct"],
+    )
+    metrics = compute_metrics(
+        RunFrames(_steps().iloc[0:0], _events().iloc[0:0], _calls().iloc[0:0], answers, scores),
+        dataset_kind="locomo",
+        n_boot=50,
+    )
     # F1 over all four (the failed one scores 0): (0.5 + 0.25 + 1 + 0) / 4
     assert value(metrics, "f1") == pytest.approx(1.75 / 4)
     assert value(metrics, "f1", "adversarial") == pytest.approx(1.0)
@@ -209,14 +248,24 @@ def test_records_turn_nan_into_null(metrics):
 def test_sweep_table_puts_grid_values_beside_the_metrics():
     import json
 
-    runs = pd.DataFrame({
-        "run_id": ["r1", "r2"], "config_name": ["bufferTokens=0.1", "bufferTokens=0.2"],
-        "config_json": [json.dumps({"grid_point": {"observation.bufferTokens": 0.1, "observation.blockAfter": 1.2}}),
-                        json.dumps({"grid_point": {"observation.bufferTokens": 0.2, "observation.blockAfter": 1.2}})],
-    })
-    metrics = pd.DataFrame([
-        ("r1", "blocked_s", "all", 12.0), ("r2", "blocked_s", "all", 3.0), ("r1", "accuracy", "all", 0.5),
-    ], columns=["run_id", "name", "group_key", "value"])
+    runs = pd.DataFrame(
+        {
+            "run_id": ["r1", "r2"],
+            "config_name": ["bufferTokens=0.1", "bufferTokens=0.2"],
+            "config_json": [
+                json.dumps({"grid_point": {"observation.bufferTokens": 0.1, "observation.blockAfter": 1.2}}),
+                json.dumps({"grid_point": {"observation.bufferTokens": 0.2, "observation.blockAfter": 1.2}}),
+            ],
+        }
+    )
+    metrics = pd.DataFrame(
+        [
+            ("r1", "blocked_s", "all", 12.0),
+            ("r2", "blocked_s", "all", 3.0),
+            ("r1", "accuracy", "all", 0.5),
+        ],
+        columns=["run_id", "name", "group_key", "value"],
+    )
     table = sweep_table(runs, metrics)
     assert list(table.columns[:4]) == ["run_id", "config_name", "buffer_tokens", "block_after"]
     assert table["blocked_s"].tolist() == [12.0, 3.0]

@@ -180,3 +180,42 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
     answers = catalog_of(results).read_table("answers", first.run_id)
     assert len(answers) == 8 and (answers["status"] == "ok").all()
     assert metric_value(second.metrics, "failed_questions") == 0
+
+
+def _tiny_jobs(folder: Path):
+    from omlab.bench.phases import ConversationJob
+    from omlab.bench.run_settings import RunSettings
+    from omlab.bench.runner import load_conversations
+    from omlab.bench.suite import expand_grid, load_suite
+
+    suite = load_suite(write_suite(folder, seeds="[21, 22, 23]"))
+    settings = RunSettings.from_cell(expand_grid(suite)[0], results_dir=folder / "results")
+    _, conversations = load_conversations(suite.dataset, suite.base_dir)
+    return [ConversationJob(conversation, settings) for conversation in conversations]
+
+
+def test_event_loop_executor_applies_every_record_once(tmp_path):
+    from omlab.bench.execution import run_in_event_loop
+    from omlab.bench.phases import PhaseMark
+
+    records = []
+    run_in_event_loop(_tiny_jobs(tmp_path), records.append, concurrency=2)
+    marks = [(r.conversation_id, r.phase) for r in records if isinstance(r, PhaseMark)]
+    assert len(marks) == len(set(marks)) == 9  # 3 conversations x 3 phases
+    assert all(r.status == "done" for r in records if isinstance(r, PhaseMark))
+
+
+def test_event_loop_executor_starts_nothing_after_a_failure(tmp_path):
+    from omlab.bench.execution import run_in_event_loop
+    from omlab.bench.phases import PhaseMark
+
+    records = []
+
+    def sink(record):
+        records.append(record)
+        if isinstance(record, PhaseMark) and record.phase == "prepare":
+            raise Stop("sink failed")
+
+    with pytest.raises(Stop):
+        run_in_event_loop(_tiny_jobs(tmp_path), sink, concurrency=1)
+    assert sum(isinstance(r, PhaseMark) for r in records) == 1

@@ -1,7 +1,8 @@
 """The comparison view's state: two runs (two configs, two tiers) and their differences.
 
 Plain Python (no ipywidgets), tested without a kernel; :mod:`omlab.viz.widgets.compare` draws it.
-A side is a run id; its frames come from the results getters and are read once. The metrics diff
+A side is a run id; its frames come from the results getters and are read once, and its label is
+the run's config name (or suite name, when both runs share a config name). The metrics diff
 lines up the harness's ``metrics`` rows of both runs by ``(name, group_key)``; the timeline
 summary (blocked seconds, activations, context...) is recomputed from each run's steps and events
 with :func:`omlab.viz.simulate.simulation_summary`, for one conversation or the whole run.
@@ -55,12 +56,9 @@ class CompareState:
             if run_id not in known:
                 raise ValueError(f"CompareState: {side} run {run_id!r} is not in {self.catalog.results_dir}; "
                                  f"runs: {sorted(known)}")
-        labels = dict(zip(runs["run_id"].astype(str), runs["config_name"].fillna("").astype(str), strict=True))
-        self.left = self._side(left, labels.get(left) or left)
-        self.right = self._side(right, labels.get(right) or right)
-        if self.left.label == self.right.label:
-            self.left = _relabel(self.left, f"{self.left.label} [{left}]")
-            self.right = _relabel(self.right, f"{self.right.label} [{right}]")
+        left_label, right_label = side_labels(runs, left, right)
+        self.left = self._side(left, left_label)
+        self.right = self._side(right, right_label)
         self.conversation_id: str | None = None
 
     def sides(self) -> tuple[RunSide, RunSide]:
@@ -128,8 +126,15 @@ class CompareState:
                        metrics=metrics_df(catalog, run_id))
 
 
-def _relabel(side: RunSide, label: str) -> RunSide:
-    return RunSide(side.run_id, label, side.steps, side.events, side.calls, side.answers, side.metrics)
+def side_labels(runs: pd.DataFrame, left: str, right: str) -> tuple[str, str]:
+    """Names that tell the two runs apart: their config names, else their suite names, else
+    ``suite [config] run_id``."""
+    header = runs.assign(run_id=runs["run_id"].astype(str)).drop_duplicates("run_id").set_index("run_id")
+    for column in ("config_name", "suite"):
+        names = [str(header.at[run, column]) if pd.notna(header.at[run, column]) else "" for run in (left, right)]
+        if all(names) and names[0] != names[1]:
+            return names[0], names[1]
+    return tuple(f"{header.at[run, 'suite']} [{header.at[run, 'config_name']}] {run}" for run in (left, right))
 
 
 def _metric_values(metrics: pd.DataFrame, groups: str | None) -> pd.DataFrame:
@@ -148,4 +153,4 @@ def _with_deltas(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(left=left, right=right, delta=delta, relative=relative)[list(DIFF_COLUMNS)]
 
 
-__all__ = ["DIFF_COLUMNS", "CompareState", "RunSide"]
+__all__ = ["DIFF_COLUMNS", "CompareState", "RunSide", "side_labels"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 from matplotlib.figure import Figure
 
 from omlab.viz.plots import plot_context_timeline
@@ -130,9 +131,9 @@ class ExplorerView:
             self.timeline.value = figure_png(self._figure)
         row = state.step_row()
         self.info.value = (
-            f"step {state.step}: {int(row['pending_tokens']):,} raw message tokens pending, "
-            f"{int(row['observation_tokens']):,} observation tokens, "
-            f"{int(row['buffered_chunks'] or 0)} buffered chunk(s), blocked {float(row['blocked_s']):.1f} s"
+            f"step {state.step}: {_number(row['pending_tokens']):,.0f} raw message tokens pending, "
+            f"{_number(row['observation_tokens']):,.0f} observation tokens, "
+            f"{_number(row['buffered_chunks']):.0f} buffered chunk(s), blocked {_number(row['blocked_s']):.1f} s"
         )
         self.observations.value = text_html(state.observation_text(), empty="no observations yet")
         messages = state.messages_in_context()
@@ -143,6 +144,11 @@ class ExplorerView:
             lines = [f"[{m.role}] {m.text}" for m in messages]
             self.messages.value = text_html("\n".join(lines), empty="no raw messages in context")
         self.events.value = frame_html(state.events_near(self.event_window))
+
+
+def _number(value: Any) -> float:
+    """A step column's value as a float, 0 when the run did not record it."""
+    return 0.0 if pd.isna(value) else float(value)
 
 
 def explore(source: Any, *, messages: Any = None, run_id: str | None = None,

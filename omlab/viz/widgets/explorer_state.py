@@ -21,7 +21,8 @@ delimiters carry a time the parts do not record).
 
 **The raw messages in context** at a step are the unobserved suffix of the messages ingested so
 far: the engine always observes the oldest unobserved messages first, so the suffix is the one
-whose token counts add up to the step's ``pending_tokens``. This needs the conversation's
+whose token counts add up to the step's ``pending_tokens`` (less the engine's fixed
+once-per-conversation overhead). This needs the conversation's
 messages (``messages=``), since the results do not store message text; it is exact when the run
 counted tokens with tokenx (the default).
 """
@@ -39,7 +40,7 @@ import pandas as pd
 from omlab.bench.results import ResultsCatalog, events_df, runs_df, steps_df
 from omlab.bench.schema import Conversation
 from omlab.engine.messages import Message
-from omlab.engine.token_counter import TokenCounter
+from omlab.engine.token_counter import TOKENS_PER_CONVERSATION, TokenCounter
 
 STATUS_TYPE = "data-om-status"
 _APPENDS = {("data-om-observation-end", "observation"), ("data-om-activation", "observation")}
@@ -92,11 +93,14 @@ def observation_log(events: pd.DataFrame) -> str:
 def unobserved_suffix(messages: Sequence[Message], counts: Sequence[int], upto: int, pending_tokens: int) -> list[Message]:
     """The messages ``messages[:upto + 1]`` still unobserved when ``pending_tokens`` were pending.
 
-    The longest suffix whose counts sum to at most ``pending_tokens`` (exactly that sum when the
-    counts are the engine's).
+    Pending tokens are the messages' counts plus the once-per-conversation overhead
+    (``TOKENS_PER_CONVERSATION``) when there are any, so this is the longest suffix whose counts
+    sum to at most ``pending_tokens`` minus that overhead (exactly that when the counts are the
+    engine's).
     """
+    budget = pending_tokens - TOKENS_PER_CONVERSATION if pending_tokens > 0 else 0
     total, start = 0, upto + 1
-    while start > 0 and total + counts[start - 1] <= pending_tokens:
+    while start > 0 and total + counts[start - 1] <= budget:
         start -= 1
         total += counts[start]
     return list(messages[start:upto + 1])

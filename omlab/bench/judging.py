@@ -1,0 +1,95 @@
+"""Judging answers (the ``judge`` phase's work).
+
+LongMemEval-style datasets (longmemeval, synthetic, jsonl): the judge prompt for the question's
+type (``judge_messages``; the suite's own wording with ``[scoring] judge_prompts``) goes to the
+judge model at temperature 0 with 10 output tokens, and its reply is parsed with
+``parse_verdict`` in the suite's verdict mode; an unparseable reply is stored with no verdict.
+LoCoMo: the official ``f1`` for every category, plus the judge (J) for categories 1-4; the ``f1``
+row is written only once the judge (if any) succeeded, so a question is either fully scored or
+left for a resumed run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omlab.bench.answering import describe_error
+from omlab.bench.run_settings import RunSettings
+from omlab.bench.schema import Question
+from omlab.bench.scoring import (
+    JUDGE_REQUEST_OPTIONS,
+    judge_messages,
+    load_judge_prompts,
+    locomo_f1,
+    parse_verdict,
+)
+from omlab.llm.types import ModelCall, ModelRequest
+
+J_CATEGORIES = (1, 2, 3, 4)
+
+
+@dataclass(slots=True)
+class JudgedQuestion:
+    """One question's ``scores`` rows and judge calls; ``error`` when it was left unscored."""
+
+    question: Question
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[ModelCall] = field(default_factory=list)
+    error: str | None = None
+
+
+class Judge:
+    """Scores answers with the run's judge model and verdict mode."""
+
+    def __init__(self, settings: RunSettings, *, limits: Any = None) -> None:
+        self.settings = settings
+        self._calls: list[ModelCall] = []
+        self.client = settings.make_client(self._calls.append, limits=limits)
+        self.prompts = (
+            load_judge_prompts(settings.judge_prompts_path) if settings.judge_prompts_path else None
+        )
+        self.locomo = settings.dataset_kind == "locomo"
+
+    async def judge(self, question: Question, hypothesis: str) -> JudgedQuestion:
+        """Score one answer (see the module docstring); never raises."""
+        before = len(self._calls)
+        result = JudgedQuestion(question)
+        try:
+            if not self.locomo or question.category in J_CATEGORIES:
+                result.scores.append(await self._verdict(question, hypothesis))
+            if self.locomo and question.category is not None:
+                f1 = locomo_f1(hypothesis, question.answer, question.category)
+                result.scores.append(
+                    {
+                        "question_id": question.id,
+                        "scorer": "f1",
+                        "value": f1,
+                        "details": {"category": question.category},
+                    }
+                )
+        except Exception as error:  # noqa: BLE001 - left unscored; the phase mark carries the error
+            result.scores, result.error = [], describe_error(error)
+        result.calls = self._calls[before:]
+        return result
+
+    async def _verdict(self, question: Question, hypothesis: str) -> dict[str, Any]:
+        request = ModelRequest(
+            model=self.settings.models["judge"],
+            messages=judge_messages(question, hypothesis, self.prompts),
+            role="judge",
+            **JUDGE_REQUEST_OPTIONS,
+        )
+        response = await self.client.complete(request)
+        mode = self.settings.scoring.verdict
+        verdict = parse_verdict(response.text, mode)
+        return {
+            "question_id": question.id,
+            "scorer": "judge",
+            "value": None if verdict is None else float(verdict),
+            "correct": verdict,
+            "details": {"reply": response.text, "verdict_mode": mode, "judge_model": response.model},
+        }
+
+
+__all__ = ["J_CATEGORIES", "Judge", "JudgedQuestion"]

@@ -1,0 +1,109 @@
+"""CompareState over two recorded runs, and the comparison view."""
+
+from __future__ import annotations
+
+import pytest
+
+from omlab.bench.results import metrics_df
+from omlab.viz.simulate import simulate
+from omlab.viz.widgets import CompareState
+from omlab.viz.widgets.compare import CompareView
+from omlab.viz.widgets.compare_state import DIFF_COLUMNS
+from tests.viz_widgets.samples import SMALL, small_sample, write_simulation
+
+LEFT, RIGHT = "20250101T000000-aaaaaa", "20250102T000000-bbbbbb"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    tight = simulate(small_sample(), **{**SMALL, "block_after": 1.1})
+    loose = simulate(small_sample(), **{**SMALL, "block_after": 2.0})
+    write_simulation(results, LEFT, tight, "blockAfter=1.1")
+    write_simulation(results, RIGHT, loose, "blockAfter=2.0")
+    return results, tight, loose
+
+
+def test_metrics_diff_lines_up_both_runs(runs):
+    results, tight, loose = runs
+    state = CompareState(results, LEFT, RIGHT)
+    diff = state.metrics_diff()
+    assert list(diff.columns) == list(DIFF_COLUMNS)
+    assert (diff["group_key"] == "all").all()
+    assert diff["name"].tolist() == sorted(diff["name"])
+    blocked = diff.set_index("name").loc["blocked_s"]
+    assert blocked["left"] == pytest.approx(tight.summary["blocked_s"])
+    assert blocked["right"] == pytest.approx(loose.summary["blocked_s"])
+    assert blocked["delta"] == pytest.approx(loose.summary["blocked_s"] - tight.summary["blocked_s"])
+    assert blocked["relative"] == pytest.approx(blocked["delta"] / abs(blocked["left"]))
+    left_metrics = metrics_df(results, LEFT)
+    assert len(diff) == (left_metrics["group_key"] == "all").sum()
+    every_group = state.metrics_diff(groups=None)
+    assert len(every_group) >= len(diff)
+
+
+def test_timeline_diff_recomputes_the_summaries(runs):
+    results, tight, loose = runs
+    state = CompareState(results, LEFT, RIGHT)
+    diff = state.timeline_diff().set_index("name")
+    for name in ("blocked_s", "activations", "context_tokens_peak", "sync_observations"):
+        assert diff.loc[name, "left"] == pytest.approx(tight.summary[name])
+        assert diff.loc[name, "right"] == pytest.approx(loose.summary[name])
+    # a loose blockAfter lets context grow higher before the actor has to wait
+    assert diff.loc["context_tokens_peak", "delta"] > 0
+    assert diff.loc["blocked_s", "delta"] < 0
+    state.select_conversation(small_sample().conversation_id)
+    one = state.timeline_diff()
+    assert (one["group_key"] == small_sample().conversation_id).all()
+    assert one.set_index("name").loc["blocked_s", "left"] == pytest.approx(tight.summary["blocked_s"])
+
+
+def test_sides_conversations_and_timelines(runs):
+    results, tight, _ = runs
+    state = CompareState(results, LEFT, RIGHT)
+    left, right = state.sides()
+    assert (left.label, right.label) == ("blockAfter=1.1", "blockAfter=2.0")
+    assert state.conversations() == [small_sample().conversation_id]
+    steps, events = state.timeline(left)
+    assert len(steps) == len(tight.steps) and len(events) == len(tight.events)
+    with pytest.raises(ValueError, match="not in both runs"):
+        state.select_conversation("nope")
+
+
+def test_same_run_on_both_sides_is_labelled_by_run_id(runs):
+    results, _, _ = runs
+    state = CompareState(results, LEFT, LEFT)
+    assert state.left.label == f"what-if-tests [blockAfter=1.1] {LEFT}"
+    diff = state.metrics_diff()
+    assert (diff["delta"].dropna() == 0).all()
+    zero_left = diff["left"] == 0
+    assert diff.loc[zero_left, "relative"].isna().all()  # no ratio to a zero baseline
+    assert (diff.loc[~zero_left & diff["left"].notna(), "relative"] == 0).all()
+
+
+def test_unknown_run_is_named(runs):
+    results, _, _ = runs
+    with pytest.raises(ValueError, match="right run 'nope'"):
+        CompareState(results, LEFT, "nope")
+
+
+def test_view_draws_both_sides(runs):
+    results, _, _ = runs
+    view = CompareView(CompareState(results, LEFT, RIGHT))
+    for image in (view.timelines, view.costs, view.accuracy):
+        assert image.value[:4] == b"\x89PNG"
+    assert "blocked_s" in view.metrics.value and "context_tokens_peak" in view.timeline_table.value
+    assert view.conversation.value == small_sample().conversation_id
+    assert "blockAfter=1.1" in view.widget.children[0].value
+
+
+def test_labels_fall_back_to_suite_names():
+    import pandas as pd
+
+    from omlab.viz.widgets.compare_state import side_labels
+
+    runs = pd.DataFrame({"run_id": ["a", "b"], "suite": ["tiers-single", "tiers-routed"],
+                         "config_name": ["default", "default"]})
+    assert side_labels(runs, "a", "b") == ("tiers-single", "tiers-routed")
+    runs["config_name"] = ["x", "y"]
+    assert side_labels(runs, "b", "a") == ("y", "x")

@@ -1,0 +1,102 @@
+"""The notebooks: committed clean (fast checks), and each executes headless without an error (slow).
+
+Execution uses nbclient with a ``python3`` kernel spec written to a temporary ``JUPYTER_PATH`` that
+points at this interpreter (the venv's, with ipykernel), so no user or system kernel is picked up.
+Results go to a temporary ``OMLAB_RESULTS``; ``HOME``, the Jupyter/IPython folders and the
+matplotlib config live in temporary folders too (the test conftest sets most of them).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = ("01_quickstart", "02_tune_buffering", "03_model_tiers", "04_explore_events")
+CELL_TIMEOUT_S = 300
+
+
+def load(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+
+
+def test_the_four_notebooks_are_there():
+    assert sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")) == sorted(NOTEBOOKS)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_is_committed_clean(name):
+    notebook = load(name)
+    nbformat.validate(notebook)
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    assert notebook.cells[0].cell_type == "markdown" and notebook.cells[0].source.startswith(f"# {name[:2]}")
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        assert cell.outputs == [], f"{name} cell {index} has outputs"
+        assert cell.execution_count is None, f"{name} cell {index} has an execution count"
+        python = "\n".join(line for line in cell.source.splitlines() if not line.startswith("%matplotlib"))
+        ast.parse(python, filename=f"{name}[{index}]")  # Python, no magics but %matplotlib
+        assert "expanduser" not in cell.source and "Path.home" not in cell.source
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_writes_only_under_omlab_results(name):
+    sources = "\n".join(cell.source for cell in load(name).cells if cell.cell_type == "code")
+    assert 'os.environ.get("OMLAB_RESULTS"' in sources
+    assert "results_dir=RESULTS" in sources
+
+
+@pytest.fixture()
+def kernel_env(tmp_path, monkeypatch):
+    """A python3 kernel spec for this interpreter, and a sandbox for everything a kernel writes."""
+    kernels = tmp_path / "jupyter-path" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (omlab tests)", "language": "python",
+    }))
+    home = tmp_path / "home"
+    home.mkdir()
+    for key, value in {
+        "JUPYTER_PATH": str(tmp_path / "jupyter-path"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "MPLCONFIGDIR": str(tmp_path / "mpl"),
+        "MPLBACKEND": "Agg",
+        "HOME": str(home),
+        "OMLAB_RESULTS": str(tmp_path / "results"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_headless(name, kernel_env):
+    from nbclient import NotebookClient
+
+    notebook = load(name)
+    client = NotebookClient(notebook, kernel_name="python3", timeout=CELL_TIMEOUT_S,
+                            resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
+    started = time.perf_counter()
+    client.execute()  # raises CellExecutionError naming the cell on any error
+    elapsed = time.perf_counter() - started
+    errors = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
+              if o.output_type == "error"]
+    assert errors == []
+    assert any((kernel_env / "results" / "runs").glob("*.duckdb")), "the notebook wrote no run under OMLAB_RESULTS"
+    assert not any(p for p in (kernel_env / "home").rglob("*") if p.is_file() and "ipython" not in str(p))
+    assert not (NOTEBOOKS_DIR / "results").exists()
+    print(f"{name}: {elapsed:.1f} s")
+    assert elapsed < 180
