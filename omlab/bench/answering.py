@@ -105,7 +105,9 @@ class Answerer:
             row["error"] = "no prepared memory for this conversation"
         else:
             try:
-                context = await self.memory.build_context(self.prepared.thread_id, current_date=when)
+                context = await self.memory.build_context(
+                    self.prepared.thread_id, current_date=when, resource_id=self.prepared.resource_id
+                )
                 prompt = [*context, {"role": "user", "content": question_prompt(question, when)}]
                 row["context_tokens"] = sum(self.memory.counter.count_string(content_of(m)) for m in prompt)
                 request = ModelRequest(

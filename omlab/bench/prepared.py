@@ -54,17 +54,23 @@ class PreparedMemory:
     unobserved: list[Message]
     rows: ReplayRows
     summary: dict[str, Any] = field(default_factory=dict)
+    #: resource scope: the resource and every thread of it (their per-thread cursors and hints)
+    resource_id: str | None = None
+    threads: list[Thread] = field(default_factory=list)
 
     @classmethod
     async def from_replay(cls, result: ReplayResult) -> PreparedMemory:
         """Capture the memory a replay left behind."""
         memory = result.memory
+        rid = result.resource_id
         return cls(
             thread_id=result.thread_id,
             thread=memory.storage.get_thread(result.thread_id),
-            records=await memory.get_history(result.thread_id),
-            unobserved=await memory.get_unobserved_messages(result.thread_id),
+            records=await memory.get_history(result.thread_id, resource_id=rid),
+            unobserved=await memory.get_unobserved_messages(result.thread_id, resource_id=rid),
             rows=result.rows,
+            resource_id=rid,
+            threads=memory.storage.list_threads(rid) if rid else [],
             summary={
                 "n_messages": result.n_messages,
                 "n_message_tokens": result.n_message_tokens,
@@ -77,6 +83,8 @@ class PreparedMemory:
     def storage(self) -> InMemoryStorage:
         """A fresh in-memory storage holding this state (an engine over it resumes from here)."""
         storage = InMemoryStorage()
+        for thread in self.threads:
+            storage.save_thread(thread)
         if self.thread is not None:
             storage.save_thread(self.thread)
         for record in self.records:
@@ -103,6 +111,8 @@ class PreparedMemory:
                 "model_calls": self.rows.model_calls,
             },
             "summary": self.summary,
+            "resource_id": self.resource_id,
+            "threads": [thread_to_dict(t) for t in self.threads],
         }
 
     @classmethod
@@ -119,6 +129,8 @@ class PreparedMemory:
             unobserved=[message_from_dict(m) for m in data["unobserved"]],
             rows=ReplayRows(steps=rows["steps"], events=rows["events"], model_calls=rows["model_calls"]),
             summary=data.get("summary", {}),
+            resource_id=data.get("resource_id"),
+            threads=[thread_from_dict(t) for t in data.get("threads", [])],
         )
 
 

@@ -13,7 +13,8 @@ synchronous ones advance the clock by their latency: that is the blocking a swee
 
 Ingestion granularity: ``message`` adds one message per step; ``pair`` adds a user turn together
 with the assistant turns that answer it (one step, stamped with the last of them). Scope: one
-thread per conversation, sessions in order (resource scope is not implemented in the engine).
+thread per conversation, sessions in order; or, with ``scope = "resource"`` (the published
+LongMemEval setup), one thread per session in one resource, questions asked in a fresh thread.
 
 Every step becomes a ``steps`` row, every ``data-om-*`` part and debug event an ``events`` row and
 every model call a ``model_calls`` row (``docs/results-schema.md``). ``context_tokens`` of a step is
@@ -79,15 +80,22 @@ def conversation_messages(conversation: Conversation, thread_id: str | None = No
     ]
 
 
+def session_thread_ids(conversation: Conversation, resource_id: str) -> list[str]:
+    """Per turn, the neutral thread id of its session (``<resource>-s003``) for resource scope."""
+    return [f"{resource_id}-s{index:03d}" for index, session in enumerate(conversation.sessions, start=1)
+            for _ in session.turns]
+
+
 def ingest_batches(messages: Sequence[Message], granularity: str) -> list[list[Message]]:
-    """Messages grouped into engine steps: one each (``message``) or user turn + replies (``pair``)."""
+    """Messages grouped into engine steps: one each (``message``) or user turn + replies (``pair``).
+    A batch never spans two threads."""
     if granularity == "message":
         return [[message] for message in messages]
     if granularity != "pair":
         raise ReplayError(f"ingest must be 'message' or 'pair', got {granularity!r}")
     batches: list[list[Message]] = []
     for message in messages:
-        if message.role == "user" or not batches:
+        if message.role == "user" or not batches or batches[-1][0].thread_id != message.thread_id:
             batches.append([message])
         else:
             batches[-1].append(message)
@@ -118,7 +126,7 @@ class ReplayRows:
 class ReplayResult:
     """What a replay did, and the engine holding the final memory."""
 
-    thread_id: str
+    thread_id: str  # where questions are asked (resource scope: a fresh thread of the resource)
     memory: ObservationalMemory
     rows: ReplayRows
     n_messages: int
@@ -127,6 +135,7 @@ class ReplayResult:
     observed_message_ids: list[str]
     blocked_s: float
     final: StepResult
+    resource_id: str | None = None
 
 
 class RowRecorder:
@@ -269,21 +278,27 @@ async def replay_conversation(
         latency: Latency model of the virtual scheduler.
         ingest: ``message`` or ``pair``.
         timezone: IANA zone the engine dates observations in.
-        scope: Only ``thread`` (one thread per conversation) is implemented.
+        scope: ``thread`` (one thread per conversation) or ``resource`` (a thread per session).
         debug_payloads: ``full`` or ``compact`` (drop transcripts repeated in debug events).
         on_step: Called with ``(steps done, steps total)`` after each step.
 
     Raises:
-        ReplayError: ``scope`` is not ``thread``, or the conversation has no turns.
+        ReplayError: an unknown ``scope``, or the conversation has no turns.
         ModelCallError / engine errors: a model call failed under ``failurePolicy: abort``.
     """
-    if scope != "thread":
-        raise ReplayError(
-            f"scope {scope!r} is not implemented in the engine yet; use scope 'thread' "
-            "(one thread per conversation, sessions in order)"
-        )
+    if scope not in ("thread", "resource"):
+        raise ReplayError(f"scope must be 'thread' or 'resource', got {scope!r}")
     thread_id = thread_key(conversation.id)
     messages = conversation_messages(conversation, thread_id)
+    resource_id = None
+    if scope == "resource":
+        # the published LongMemEval setup: one thread per session, one resource per conversation;
+        # questions are asked in a fresh thread of the resource
+        resource_id = thread_id
+        session_threads = session_thread_ids(conversation, resource_id)
+        for message, session_thread in zip(messages, session_threads):
+            message.thread_id = session_thread
+        thread_id = f"{resource_id}-ask"
     if not messages:
         raise ReplayError(f"conversation {conversation.id!r} has no turns to replay")
     clock = VirtualClock(messages[0].created_at)
@@ -303,14 +318,15 @@ async def replay_conversation(
     step = 0
     for step, batch in enumerate(batches, start=1):
         clock.set(batch[-1].created_at)
-        result = await memory.add_messages(thread_id, batch)
+        result = await memory.add_messages(batch[0].thread_id or thread_id, batch, resource_id=resource_id)
         observed.extend(result.observed_message_ids)
         recorder.rows.steps.append(
-            step_row(conversation.id, thread_id, step, clock.now(), batch[-1].id, result, prompt_tokens)
+            step_row(conversation.id, batch[0].thread_id or thread_id, step, clock.now(), batch[-1].id, result,
+                     prompt_tokens)
         )
         if on_step is not None:
             on_step(step, len(batches))
-    final = await memory.finalize(thread_id)
+    final = await memory.finalize(batches[-1][0].thread_id or thread_id)
     observed.extend(final.observed_message_ids)
     # waiting for background work after the last message is bookkeeping, not the actor blocking
     recorder.rows.steps.append(
@@ -318,6 +334,7 @@ async def replay_conversation(
     )
     return ReplayResult(
         thread_id=thread_id,
+        resource_id=resource_id,
         memory=memory,
         rows=recorder.rows,
         n_messages=len(messages),
@@ -359,6 +376,7 @@ __all__ = [
     "ingest_batches",
     "memory_prompt_tokens",
     "replay_conversation",
+    "session_thread_ids",
     "step_row",
     "thread_key",
 ]

@@ -38,7 +38,7 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     seed = 0
 
     [replay]
-    scope = "thread"                    # resource scope is not implemented in the engine yet
+    scope = "thread"                    # or "resource": a thread per session (set engine.scope too)
     ingest = "message"                  # message | pair (a user turn and its reply together)
     timezone = "UTC"
     debug_payloads = "full"             # full | compact (drop transcripts from debug events)
@@ -277,12 +277,12 @@ def _check_engine(cell: SuiteCell, source: str) -> None:
         key = _grid_key_for(error.option, cell) or f"engine.{error.option}"
         cell_note = f" (grid cell {cell.name})" if cell.point else ""
         raise SuiteError(source, key, f"{error.detail}{cell_note}") from None
-    if config.scope != "thread":
+    if config.scope != cell.suite.replay.scope:
         raise SuiteError(
             source,
-            "engine.scope",
-            "scope 'resource' is not implemented in the engine yet; "
-            "use scope = 'thread' (one thread per conversation)",
+            "replay.scope",
+            f"the engine's scope is {config.scope!r} but [replay] scope is {cell.suite.replay.scope!r}: set both "
+            "(resource = one thread per session in one resource, as in the published LongMemEval setup)",
         )
 
 

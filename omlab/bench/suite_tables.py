@@ -238,13 +238,8 @@ def parse_replay(table: Mapping[str, Any], source: str) -> ReplaySpec:
     """``[replay]``: scope, ingestion granularity, time zone, debug payloads."""
     known_keys(table, ReplaySpec.__slots__, "replay", source)
     spec = ReplaySpec(**table)
-    if spec.scope != "thread":
-        raise SuiteError(
-            source,
-            "replay.scope",
-            f"scope {spec.scope!r} is not implemented in the engine yet "
-            "(only 'thread': one thread per conversation)",
-        )
+    if spec.scope not in ("thread", "resource"):
+        raise SuiteError(source, "replay.scope", f"must be 'thread' or 'resource', got {spec.scope!r}")
     if spec.ingest not in INGEST_MODES:
         raise SuiteError(
             source, "replay.ingest", f"must be one of {', '.join(INGEST_MODES)}, got {spec.ingest!r}"

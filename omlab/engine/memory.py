@@ -314,12 +314,14 @@ class ObservationalMemory:
         live = await self._get_live(thread_id)
         return self._status(live)
 
-    async def build_context(self, thread_id: str, *, current_date: datetime | None = None) -> list[dict[str, Any]]:
+    async def build_context(self, thread_id: str, *, current_date: datetime | None = None,
+                            resource_id: str | None = None) -> list[dict[str, Any]]:
         """The actor's context: memory system messages, then the unobserved raw messages.
 
         ``current_date`` drives the relative-time annotations (a benchmark passes the question
-        date); it defaults to the clock's now."""
-        live = await self._get_live(thread_id)
+        date); it defaults to the clock's now. In resource scope a thread new to the memory (a
+        fresh question thread) needs its ``resource_id``."""
+        live = await self._get_live(thread_id, resource_id)
         thread = self.storage.get_thread(thread_id)
         om = thread.om if thread is not None else {}
         retrieval = self.config.retrieval
@@ -356,8 +358,17 @@ class ObservationalMemory:
         """Every generation of the memory the thread belongs to, oldest first."""
         return self.storage.get_history(*self._record_key(thread_id, resource_id))
 
-    async def get_unobserved_messages(self, thread_id: str) -> list[Message]:
-        return list((await self._get_live(thread_id)).unobserved)
+    async def get_unobserved_messages(self, thread_id: str, *, resource_id: str | None = None) -> list[Message]:
+        """Messages the actor still sees raw (in resource scope: of every thread of the resource)."""
+        return list((await self._get_live(thread_id, resource_id)).unobserved)
+
+    async def list_threads(self, thread_id: str) -> list[Thread]:
+        """The threads sharing ``thread_id``'s memory (just that thread in thread scope)."""
+        scope, _, resource = self._record_key(thread_id, None)
+        if scope == "resource":
+            return self.storage.list_threads(resource)
+        thread = self.storage.get_thread(thread_id)
+        return [thread] if thread is not None else []
 
     async def clear(self, thread_id: str) -> None:
         """Forget the thread's memory (records and cursor); its messages stay in storage and are

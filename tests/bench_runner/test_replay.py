@@ -172,11 +172,25 @@ async def test_pair_ingestion_stamps_each_step_with_its_last_message(conversatio
     assert len(result.rows.steps) == result.n_steps + 1
 
 
-async def test_resource_scope_is_refused_clearly(conversation):
-    with pytest.raises(Exception, match="resource.*not implemented"):
+async def test_unknown_scope_is_refused_clearly(conversation):
+    with pytest.raises(Exception, match="scope must be 'thread' or 'resource'"):
         await replay_conversation(
-            conversation, ENGINE, make_client=_client, latency=FixedLatency(1.0), scope="resource"
+            conversation, ENGINE, make_client=_client, latency=FixedLatency(1.0), scope="galaxy"
         )
+
+
+async def test_resource_scope_gives_each_session_its_own_thread(conversation):
+    observation = {k: v for k, v in ENGINE["observation"].items() if k not in ("blockAfter", "bufferActivation")}
+    engine = {**ENGINE, "scope": "resource", "observation": {**observation, "bufferTokens": False},
+              "reflection": {k: v for k, v in ENGINE.get("reflection", {}).items()
+                             if k not in ("blockAfter", "bufferActivation")}}
+    result = await replay_conversation(
+        conversation, engine, make_client=_client, latency=FixedLatency(1.0), scope="resource", ingest="pair"
+    )
+    threads = {row["thread_id"] for row in result.rows.steps if row["message_id"] is not None}
+    assert len(threads) == len(conversation.sessions)
+    assert result.resource_id and result.thread_id == f"{result.resource_id}-ask"
+    assert len(set(result.observed_message_ids)) == len(result.observed_message_ids)
 
 
 def _leaky_conversation(start: datetime, repeat: int = 2) -> Conversation:

@@ -112,7 +112,8 @@ def test_cell_names():
             "latency.default.sigma",
         ),
         ({"replay": {"ingest": "session"}}, "message, pair", "replay.ingest"),
-        ({"replay": {"scope": "resource"}}, "not implemented", "replay.scope"),
+        ({"replay": {"scope": "resource"}}, "engine's scope is 'thread'", "replay.scope"),
+        ({"replay": {"scope": "galaxy"}}, "must be 'thread' or 'resource'", "replay.scope"),
         ({"replay": {"timezone": "Mars/Olympus"}}, "time zone", "replay.timezone"),
         ({"phases": {"run": ["judge", "answer"]}}, "order", "phases.run"),
         ({"scoring": {"verdict": "maybe"}}, "parity", "scoring.verdict"),
@@ -120,7 +121,8 @@ def test_cell_names():
         ({"models": {"actor": "gpt-4o"}}, "provider/model", "models.actor"),
         ({"models": {"critic": "omlab/judge"}}, "unknown key", "models.critic"),
         ({"engine": {"observation": {"bufferTokens": -1}}}, "must be > 0", "engine.observation.bufferTokens"),
-        ({"engine": {"scope": "resource"}}, "not implemented", "engine.scope"),
+        ({"engine": {"scope": "resource", "observation": {"bufferTokens": False}}}, r"\[replay\] scope is 'thread'",
+         "replay.scope"),
     ],
 )
 def test_errors_name_the_file_and_key(tables, match, key):
