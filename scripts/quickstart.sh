@@ -12,4 +12,6 @@ export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 
 RESULTS=${OMLAB_RESULTS:-results}
 .venv/bin/omlab run benchmarks/quickstart.toml --results "$RESULTS"
 .venv/bin/omlab report latest --plots --results "$RESULTS"
+# a 3x3 bufferTokens x blockAfter sweep: heatmaps and cost vs accuracy (Pareto front)
+.venv/bin/omlab sweep benchmarks/sweep_buffering.toml --plots --results "$RESULTS"
 echo "done: results in $RESULTS/runs/, report and plots in $RESULTS/reports/"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import sweep_table
+from omlab.bench.metrics import SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
 from omlab.bench.runner import run_suite
 from omlab.cli.options import add_run_options, run_options
@@ -27,6 +27,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--csv",
         metavar="PATH",
         help="also write the table as CSV (default: <results>/reports/sweeps/<suite>-<sweep>.csv)",
+    )
+    parser.add_argument(
+        "--plots",
+        action="store_true",
+        help="also write heatmaps (first two grid keys) and cost vs accuracy as PNG next to the CSV",
     )
     parser.set_defaults(handler=handle)
 
@@ -47,7 +52,18 @@ def handle(args: argparse.Namespace) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
     print(f"sweep table: {path}")
+    grid = [c for c in table.columns if c not in ("run_id", "config_name", *SWEEP_COLUMNS)]
+    if args.plots and len(grid) >= 2:
+        from omlab.viz.report import write_sweep_plots
+
+        for written in write_sweep_plots(path.parent, table, x=grid[0], y=grid[1], sweep_label=path.stem):
+            print(f"plot: {written}")
+    elif args.plots:
+        print("no plots: a heatmap needs a grid over two keys")
     return 0
+
+
+SWEEP_COLUMNS = tuple(column for column, _, _ in SWEEP_METRICS)
 
 
 def format_table(table: pd.DataFrame) -> str:

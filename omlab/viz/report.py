@@ -4,8 +4,8 @@ Given a run's frames (the ``omlab.bench.results`` getters), :func:`write_run_plo
 plot whose input is there and writes it under ``out_dir``; a plot whose frame is empty (or has
 nothing of the kind, e.g. no reflection, no routed call) is skipped rather than written as an
 empty picture. File names are ``<run>-<plot>[-<detail>].png`` with the run label made safe for
-file systems. Cross-run plots (cost vs accuracy, sweep heatmaps) need several runs and are not
-drawn here.
+file systems. Cross-run plots (sweep heatmaps, cost vs accuracy with its Pareto front) come from
+a sweep table, with :func:`write_sweep_plots`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from omlab.viz.plots.accuracy import plot_accuracy_by_type, scored_column
 from omlab.viz.plots.compression import compression_cycles, plot_compression
 from omlab.viz.plots.context import plot_context_timeline
 from omlab.viz.plots.cost import plot_cost_breakdown
+from omlab.viz.plots.pareto import plot_cost_vs_accuracy
+from omlab.viz.plots.sweep import plot_sweep_heatmap
 from omlab.viz.plots.tiers import plot_tier_routing
 from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY
 
@@ -108,6 +110,33 @@ def write_run_plots(
     if accuracy is not None:
         jobs.append(("accuracy-by-type", accuracy, FIGSIZE_BARS))
 
+    return _save(jobs, out_dir, run, run_label, dpi)
+
+
+#: sweep-table columns worth a heatmap, when the sweep has them
+SWEEP_HEATMAP_VALUES = ("blocked_s", "context_tokens_peak", "sync_observations", "accuracy", "cost_usd")
+
+
+def write_sweep_plots(out_dir: Path, table: pd.DataFrame, *, x: str, y: str, sweep_label: str,
+                      dpi: int = DPI) -> list[Path]:
+    """Save a sweep's heatmaps (``x`` × ``y`` → each of :data:`SWEEP_HEATMAP_VALUES` present) and
+    its cost-vs-accuracy plot with the Pareto front, from a sweep table (one row per cell: the grid
+    columns ``x``/``y``, the metric columns and ``config_name``)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]] = []
+    for value in SWEEP_HEATMAP_VALUES:
+        if value in table.columns and numeric(table[value]).notna().any():
+            jobs.append((f"heatmap-{value}", lambda ax, v=value: plot_sweep_heatmap(table, x=x, y=y, value=v, ax=ax),
+                         FIGSIZE_BARS))
+    if {"cost_usd", "accuracy"} <= set(table.columns) and numeric(table["accuracy"]).notna().any():
+        points = table.assign(label=table["config_name"])
+        jobs.append(("cost-vs-accuracy", lambda ax: plot_cost_vs_accuracy(points, ax=ax), FIGSIZE_BARS))
+    return _save(jobs, out_dir, file_stem(sweep_label), sweep_label, dpi)
+
+
+def _save(jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]], out_dir: Path, run: str,
+          run_label: str, dpi: int) -> list[Path]:
     written = []
     for name, draw, figsize in jobs:
         figure = Figure(figsize=figsize, layout="constrained")
