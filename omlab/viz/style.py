@@ -99,8 +99,8 @@ ROLE_COLORS: dict[str, str] = {
 TOKEN_PART_COLORS: dict[str, str] = {"input": BLUE, "output": ORANGE}
 
 COLUMN_LABELS: dict[str, str] = {
-    "buffer_tokens": "bufferTokens (tokens)",
-    "block_after": "blockAfter (tokens)",
+    "buffer_tokens": "bufferTokens (ratio of messageTokens, or tokens)",
+    "block_after": "blockAfter (× messageTokens, or tokens)",
     "buffer_activation": "bufferActivation",
     "message_tokens": "messageTokens (tokens)",
     "observation_tokens": "observationTokens (tokens)",

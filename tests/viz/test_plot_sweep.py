@@ -58,7 +58,7 @@ def test_heatmap_annotates_every_cell():
     assert "4" in texts and "7" in texts  # whole numbers read as counts
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2,000", "6,000"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["31,000", "36,000", "none"]
-    assert ax.get_xlabel() == "bufferTokens (tokens)"
+    assert ax.get_xlabel() == "bufferTokens (ratio of messageTokens, or tokens)"
     assert ax.get_ylabel() == "blockAfter (tokens)"
     assert title(ax).splitlines() == [
         "Blocked time (virtual s) by bufferTokens × blockAfter",
