@@ -59,7 +59,7 @@ def test_heatmap_annotates_every_cell():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2,000", "6,000"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["31,000", "36,000", "none"]
     assert ax.get_xlabel() == "bufferTokens (ratio of messageTokens, or tokens)"
-    assert ax.get_ylabel() == "blockAfter (tokens)"
+    assert ax.get_ylabel() == "blockAfter (× messageTokens, or tokens)"
     assert title(ax).splitlines() == [
         "Blocked time (virtual s) by bufferTokens × blockAfter",
         "each cell: mean of up to 2 rows; – = not run",
