@@ -26,6 +26,7 @@ from omlab.bench.replay import conversation_messages
 from omlab.bench.run_settings import RunSettings
 from omlab.bench.schema import Conversation, Question
 from omlab.bench.scoring import answer_retained, evidence_retained
+from omlab.bench.tool_loop import complete_with_tool
 from omlab.engine.clock import VirtualClock
 from omlab.engine.memory import ObservationalMemory
 from omlab.engine.scheduler import VirtualScheduler
@@ -117,7 +118,10 @@ class Answerer:
                     temperature=0.0,
                     max_output_tokens=ANSWER_MAX_TOKENS,
                 )
-                response = await self.client.complete(request)
+                tool = None
+                if self.memory.config.retrieval is not None:  # give the actor OM's recall tool
+                    tool = self.memory.recall_tool(self.prepared.thread_id, resource_id=self.prepared.resource_id)
+                response, _ = await complete_with_tool(self.client, request, tool)
                 row.update(status="ok", hypothesis=response.text)
                 context_text = "\n".join(content_of(m) for m in context)
                 scores = retention_scores(

@@ -130,6 +130,8 @@ def cache_key_material(attempt: ResolvedAttempt, request: ModelRequest) -> dict[
     }
     if request.cache_salt is not None:  # absent otherwise, so existing keys stay valid
         material["cache_salt"] = request.cache_salt
+    if request.tools:
+        material["tools"] = request.tools
     return material
 
 

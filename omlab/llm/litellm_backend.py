@@ -15,6 +15,8 @@ entry is tuned for its model, e.g. a reasoning model that only accepts temperatu
 
 from __future__ import annotations
 
+import json
+
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -114,6 +116,8 @@ def build_litellm_kwargs(
         kwargs["max_tokens"] = request.max_output_tokens
     if request.response_format is not None:
         kwargs["response_format"] = request.response_format
+    if request.tools:
+        kwargs["tools"] = request.tools
     options = merge_provider_options(request.provider_options, attempt.provider_options)
     kwargs.update(provider_option_kwargs(attempt.model, options))
     kwargs.update(model_setting_kwargs(attempt.model_settings))
@@ -229,6 +233,9 @@ def parse_completion(model: str, response: Any) -> tuple[str, Usage, str | None,
     text = _field(message, "content") if message is not None else None
     if isinstance(text, list):  # some providers return content parts
         text = "".join(_field(part, "text") or "" for part in text)
+    tool_calls = _tool_calls(message)
+    if text is None and tool_calls:
+        text = ""  # a reply made only of tool calls
     if not isinstance(text, str):
         finish = _field(choice, "finish_reason")
         raise MalformedResponseError(
@@ -252,7 +259,27 @@ def parse_completion(model: str, response: Any) -> tuple[str, Usage, str | None,
         metadata["cached_input_tokens"] = (
             _field(prompt_details, "cached_tokens") if prompt_details is not None else None
         )
+    if tool_calls:
+        metadata["tool_calls"] = tool_calls
     return text, usage, _field(choice, "finish_reason"), {k: v for k, v in metadata.items() if v is not None}
+
+
+def _tool_calls(message: Any) -> list[dict[str, Any]]:
+    """``[{"id", "name", "arguments"}]`` of an OpenAI-shaped message's function tool calls."""
+    if message is None:
+        return []
+    calls = []
+    for call in _field(message, "tool_calls") or []:
+        function = _field(call, "function")
+        if function is None:
+            continue
+        arguments = _field(function, "arguments")
+        calls.append({
+            "id": _field(call, "id"),
+            "name": _field(function, "name"),
+            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
+        })
+    return calls
 
 
 def _field(obj: Any, name: str) -> Any:

@@ -39,6 +39,8 @@ class ModelRequest:
     response_format: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    #: OpenAI-style function tools the model may call (``{"type": "function", "function": {...}}``)
+    tools: list[dict[str, Any]] | None = None
     #: part of the response-cache key: a deliberate retry of the same prompt (e.g. after a
     #: degenerate reply) sets it so it is not answered from the cache with the same reply
     cache_salt: str | None = None
@@ -56,6 +58,11 @@ class ModelResponse:
     provider_metadata: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
     attempts: int = 1
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """Tool calls the model asked for: ``[{"id", "name", "arguments" (JSON text)}]``."""
+        return list(self.provider_metadata.get("tool_calls") or [])
 
 
 @dataclass(slots=True)
