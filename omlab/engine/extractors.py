@@ -439,6 +439,9 @@ class ResolvedExtractor:
         return self.schema is None
 
 
+_PROMPT_NATIVE_SLUGS = frozenset({"current-task", "suggested-response", "thread-title"})
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractionPlan:
     """The extractors of one OM operation, resolved once so that the prompt, the parser and the
@@ -450,7 +453,10 @@ class ExtractionPlan:
 
     def inline_prompt_items(self, *, include_builtins: bool = False) -> list[tuple[str, str]]:
         """``(slug, instructions)`` pairs for ``observer_system_prompt(inline_extractors=…)``."""
-        return [(r.slug, r.instructions) for r in self.inline if include_builtins or not r.extractor.builtin]
+        # the three hint sections are part of the prompts' own output format; every other
+        # extractor (the working-memory one included) must be asked for
+        return [(r.slug, r.instructions) for r in self.inline
+                if include_builtins or not r.extractor.builtin or r.slug not in _PROMPT_NATIVE_SLUGS]
 
     @property
     def inline_slugs(self) -> list[str]:

@@ -161,3 +161,14 @@ async def test_retrieval_groups_point_at_their_messages_and_the_recall_tool_page
 def test_vector_retrieval_needs_an_embedder():
     with pytest.raises(ConfigError, match="retrieval.vector"):
         _om(retrieval={"vector": True})
+
+
+async def test_manage_working_memory_keeps_a_working_memory_document():
+    RecordingObserver.extra = "\n<working-memory>\n# User\n- Dog: Biscuit (beagle)\n</working-memory>\n"
+    om, clock, parts = _om(observation={"manageWorkingMemory": True})
+    await _feed(om, clock, _talk(12))
+    assert "<working-memory>" in RecordingObserver.requests[0][0]["content"]
+    thread = om.storage.get_thread("t")
+    assert "Biscuit" in str(thread.metadata.get("workingMemory"))
+    end = next(p.data for p in parts if p.type == "data-om-observation-end")
+    assert "working-memory" in end["extractedValues"]

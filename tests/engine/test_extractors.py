@@ -472,7 +472,8 @@ async def test_working_memory_is_kept_in_thread_metadata_not_om_metadata():
     plan = plan_extraction([extractor], CONTEXT)
     ((slug, instructions),) = plan.inline_prompt_items(include_builtins=True)
     assert slug == "working-memory" and "FULL updated document" in instructions
-    assert plan.inline_prompt_items() == []  # a built-in: the engine adds it explicitly
+    # a built-in, but the prompts have no native section for it: it is always asked for
+    assert [slug for slug, _ in plan.inline_prompt_items()] == ["working-memory"]
     document = "# About the user\n- Name: Ana\n- Location and time zone: Lisbon"
     output = parse_observer_output(
         f"<observations>\n* 🔴 (10:00) x\n</observations>\n<working-memory>\n{document}\n</working-memory>\n",

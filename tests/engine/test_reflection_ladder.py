@@ -169,3 +169,15 @@ async def test_activation_keeps_hints_when_chunks_bring_none():
     await _feed(om, clock, later)
     assert any(p.type == "data-om-activation" for p in parts)
     assert om.storage.get_thread("t").om.get("currentTask") == task
+
+
+def test_buffered_reflection_covers_lines_worth_its_budget():
+    from omlab.engine.reflection_cycle import lines_worth
+
+    lines = ["short"] * 10 + ["a much longer observation line with many more words in it"] * 10
+    count = estimate_token_count
+    covered = lines_worth(lines, 20, count)
+    assert sum(count(line) for line in lines[:covered]) >= 20
+    assert sum(count(line) for line in lines[:covered - 1]) < 20
+    assert lines_worth(lines, 10_000, count) == len(lines)
+    assert lines_worth([], 5, count) == 0
