@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine.extractors import (
-    Extractor,
     ExtractionPlan,
     ExtractionResult,
+    Extractor,
     WorkingMemoryExtractor,
     builtin_extractors,
     plan_extraction,

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from omlab.engine.buffering import activate, activate_on_triggers, buffering_step, chunk_message_tokens, maybe_start_buffering
+from omlab.engine.buffering import (
+    activate,
+    activate_on_triggers,
+    buffering_step,
+    chunk_message_tokens,
+    maybe_start_buffering,
+)
 from omlab.engine.clock import Clock
 from omlab.engine.config import ConfigError, OMConfig
 from omlab.engine.context import build_actor_context
@@ -33,11 +39,17 @@ from omlab.engine.live import LiveMemory
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
+from omlab.engine.recall import (
+    EmbeddingSearchIndex,
+    KeywordSearchIndex,
+    RecallTool,
+    SearchIndex,
+    retrieval_instructions,
+)
 from omlab.engine.record import ObservationRecord, Thread, new_id
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
-from omlab.engine.resource_cycle import observe_resource, other_conversations_block
-from omlab.engine.recall import EmbeddingSearchIndex, KeywordSearchIndex, RecallTool, SearchIndex, retrieval_instructions
 from omlab.engine.reflector import ReflectorRunner
+from omlab.engine.resource_cycle import observe_resource, other_conversations_block
 from omlab.engine.scheduler import LiveScheduler, Scheduler
 from omlab.engine.status import Status
 from omlab.engine.storage import Storage

@@ -8,7 +8,12 @@ from typing import Any
 
 from omlab.engine.attachments import observer_user_content
 from omlab.engine.messages import Message
-from omlab.engine.observation_text import ObserverOutput, ThreadOutputs, parse_multi_thread_output, parse_observer_output
+from omlab.engine.observation_text import (
+    ObserverOutput,
+    ThreadOutputs,
+    parse_multi_thread_output,
+    parse_observer_output,
+)
 from omlab.engine.observer_window import prepare_previous_observations
 from omlab.engine.prompts import observer_system_prompt, observer_user_prompt
 from omlab.engine.temporal_markers import observer_view

@@ -41,6 +41,7 @@ from omlab.engine.messages import Message, Part, utc
 from omlab.engine.observation_groups import parse_range
 from omlab.engine.storage import Storage
 from omlab.engine.temporal_markers import is_temporal_marker
+from omlab.engine.transcript import as_text
 from omlab.tokens.tokenx import estimate_token_count
 
 RecallScope = Literal["thread", "resource"]
@@ -109,9 +110,9 @@ def searchable_text(message: Message) -> str:
         elif part.type == "tool-invocation":
             pieces.append(part.tool_name or "")
             if part.args is not None:
-                pieces.append(_plain(part.args))
+                pieces.append(as_text(part.args))
             if part.result is not None:
-                pieces.append(_plain(part.result))
+                pieces.append(as_text(part.result))
             if part.error_text:
                 pieces.append(part.error_text)
         elif part.type in ("image", "file"):
@@ -275,15 +276,6 @@ class EmbeddingSearchIndex:
 
 
 # --- formatting helpers ------------------------------------------------------------------------
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 def _pretty(value: Any) -> str:
@@ -742,7 +734,7 @@ def _low_message(view: _View, part_type: str | None) -> str:
 
 
 def _low_result(value: Any) -> str:
-    text = " ".join(_plain(value).split())
+    text = " ".join(as_text(value).split())
     if estimate_token_count(text) > LOW_RESULT_TOKENS:
         text = _prefix_within(text, LOW_RESULT_TOKENS, estimate_token_count).rstrip() + _ELLIPSIS
     return _cut_chars(text, LOW_TEXT_CHARS)

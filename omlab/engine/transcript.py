@@ -30,7 +30,8 @@ TOOL_RESULT_TOKEN_CAP = 10_000
 _ROLE_LABELS = {"user": "User", "assistant": "Assistant", "system": "System-reminder", "tool": "Tool"}
 
 
-def _serialise(value: object) -> str:
+def as_text(value: object) -> str:
+    """A tool argument or result as text: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value
     try:
@@ -105,9 +106,9 @@ def _render_part(
         if call_id is None or call_id not in seen_calls:
             if call_id is not None:
                 seen_calls.add(call_id)
-            yield f"Tool Call {name}", _serialise(part.args) if part.args is not None else "{}", True
+            yield f"Tool Call {name}", as_text(part.args) if part.args is not None else "{}", True
         if part.state == "result":
-            result = _serialise(part.result) if part.result not in (None, "") else "[empty result]"
+            result = as_text(part.result) if part.result not in (None, "") else "[empty result]"
             yield f"Tool Result {name}", _cap(result, TOOL_RESULT_TOKEN_CAP), True
         elif part.state == "output-error":
             yield f"Tool Error {name}", part.error_text or "[unknown error]", True
@@ -125,4 +126,4 @@ def _render_part(
         name = part.filename or part.mime_type or "attachment"
         yield label, f"[{label} #{counter[slot]}: {name}]", False
     else:
-        yield role_label, _serialise({"type": part.type, "text": part.text}), False
+        yield role_label, as_text({"type": part.type, "text": part.text}), False

@@ -16,7 +16,6 @@ entry is tuned for its model, e.g. a reasoning model that only accepts temperatu
 from __future__ import annotations
 
 import json
-
 import re
 from collections.abc import Mapping
 from functools import cache

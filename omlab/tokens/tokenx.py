@@ -21,13 +21,12 @@ pieces (most words in prose) are priced once per call through a ``Counter``.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "DEFAULT_CHARS_PER_TOKEN",

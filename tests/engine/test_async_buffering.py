@@ -6,6 +6,7 @@ import asyncio
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from conversation_factory import make_conversation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +14,6 @@ from omlab import ObservationalMemory
 from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, LiveScheduler, VirtualScheduler
-
-from conversation_factory import make_conversation
 
 START = datetime(2025, 3, 3, tzinfo=timezone.utc)
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from conversation_factory import make_conversation
 
 from omlab import ObservationalMemory
 from omlab.engine.clock import VirtualClock
 from omlab.engine.token_counter import TokenCounter
-
-from conversation_factory import make_conversation
 
 MESSAGE_TOKENS = 4_000
 OBSERVATION_TOKENS = 6_000

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from conversation_factory import make_conversation
+
 from omlab import ObservationalMemory
 from omlab.engine.clock import VirtualClock
-from omlab.engine.messages import Message
 from omlab.engine.reflector import ReflectorRunner, start_level
 from omlab.engine.scheduler import FixedLatency, VirtualScheduler
 from omlab.llm.offline import register_offline_model
 from omlab.llm.offline.base import OfflineResult, message_text
 from omlab.llm.offline.observer import OfflineObserver
 from omlab.tokens.tokenx import estimate_token_count
-
-from conversation_factory import make_conversation
 
 START = datetime(2025, 3, 3, tzinfo=timezone.utc)
 
