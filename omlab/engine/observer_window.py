@@ -31,9 +31,9 @@ TokenCounter = Callable[[str], int]
 
 def _estimate_token_count(text: str) -> int:
     # Imported lazily so this module loads before (and without) the estimator module.
-    from omlab.tokens.tokenx import estimate_token_count_cached
+    from omlab.tokens.tokenx import estimate_line_cached, estimate_token_count_cached
 
-    return estimate_token_count_cached(text)
+    return estimate_line_cached(text) if "\n" not in text else estimate_token_count_cached(text)
 
 
 def truncation_marker(hidden: int) -> str:

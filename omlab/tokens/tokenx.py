@@ -301,7 +301,8 @@ def split_by_tokens(
 
 
 @lru_cache(maxsize=262_144)
-def _line_estimate(line: str) -> int:
+def estimate_line_cached(line: str) -> int:
+    """:func:`estimate_token_count` of one line (no newline), with default options, memoised."""
     return estimate_token_count(line)
 
 
@@ -314,4 +315,4 @@ def estimate_token_count_cached(text: str | None) -> int:
     """
     if not text:
         return 0
-    return sum(map(_line_estimate, text.split("\n")))
+    return sum(map(estimate_line_cached, text.split("\n")))
