@@ -42,16 +42,25 @@ async def replay(messages: list[Message], *, buffering: bool) -> dict:
         client=client,
     )
     steps = observed = 0
+    # marginal cost: wall time per eighth of the conversation (flat = linear once warmed up)
+    eighth = max(1, len(messages) // 8)
+    buckets: list[float] = []
+    started = time.perf_counter()
     for message in messages:
         clock.set(message.created_at)
         result = await om.add_messages("bench", [message])
         steps += 1
         observed += result.observed or result.activated
+        if steps % eighth == 0 and len(buckets) < 8:
+            now = time.perf_counter()
+            buckets.append(now - started)
+            started = now
     await om.finalize("bench")
     history = await om.get_history("bench")
     # wall time spent inside the offline models (they stand in for provider calls)
     model_s = sum(call.latency_s for call in client.calls)
-    return {"steps": steps, "cycles": observed, "generations": len(history) - 1, "model_s": model_s}
+    return {"steps": steps, "cycles": observed, "generations": len(history) - 1, "model_s": model_s,
+            "buckets": buckets}
 
 
 def main() -> None:
@@ -77,6 +86,11 @@ def main() -> None:
               f" | cycles {stats['cycles']:>4} | generations {stats['generations']:>3}"
               f" | in offline models {stats['model_s']:5.2f} s, engine alone {engine_s - stats['model_s']:5.2f} s",
               flush=True)
+    last_stats = rows[-1][5]
+    print(f"marginal cost of the {rows[-1][0]:,} run, seconds per eighth of the conversation: "
+          + " ".join(f"{b:.2f}" for b in last_stats["buckets"])
+          + "  (the first eighths are cheaper: the log starts empty and reflection starts at "
+          "observationTokens x bufferActivation)")
     if len(rows) >= 2:
         base, last = rows[0], rows[-1]
         size_growth = last[2] / base[2]
