@@ -296,7 +296,7 @@ async def replay_conversation(
         # questions are asked in a fresh thread of the resource
         resource_id = thread_id
         session_threads = session_thread_ids(conversation, resource_id)
-        for message, session_thread in zip(messages, session_threads):
+        for message, session_thread in zip(messages, session_threads, strict=True):
             message.thread_id = session_thread
         thread_id = f"{resource_id}-ask"
     if not messages:
