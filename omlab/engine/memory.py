@@ -618,6 +618,21 @@ class SyncObservationalMemory:
     def clear(self, thread_id: str) -> None:
         self._run(self.memory.clear(thread_id))
 
+    def finalize(self, thread_id: str) -> StepResult:
+        return self._run(self.memory.finalize(thread_id))
+
+    def end_turn(self, thread_id: str) -> None:
+        self._run(self.memory.end_turn(thread_id))
+
+    def settle(self) -> None:
+        self._run(self.memory.settle())
+
+    def get_unobserved_messages(self, thread_id: str, **kwargs: Any) -> list[Message]:
+        return self._run(self.memory.get_unobserved_messages(thread_id, **kwargs))
+
+    def recall_tool(self, thread_id: str, **kwargs: Any) -> RecallTool:
+        return self.memory.recall_tool(thread_id, **kwargs)
+
     def close(self) -> None:
         """Stop the private loop (the memory itself stays usable from async code)."""
         if self._loop.is_running():

@@ -146,4 +146,10 @@ async def test_sync_facade_works_outside_an_event_loop():
         facade.add_messages("t3", [m])
     assert facade.get_observations("t3").startswith("Date:")
     assert facade.status("t3").pending_tokens < MESSAGE_TOKENS
+    facade.finalize("t3")
+    facade.settle()
+    pending = facade.get_unobserved_messages("t3")
+    assert pending and all(m.thread_id == "t3" for m in pending)
+    assert facade.status("t3").pending_tokens == om.counter.count_messages(pending)
+    assert [m.id for m in pending] == [m.id for m in messages[-len(pending):]]  # the newest tail stays raw
     facade.close()
