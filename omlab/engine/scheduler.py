@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from abc import ABC, abstractmethod
 import math
 import random
 import time
@@ -132,7 +133,7 @@ class _Op:
     committed: bool = False
 
 
-class Scheduler:
+class Scheduler(ABC):
     """Common bookkeeping: one operation in flight per key, blocked-time accounting."""
 
     clock: Clock
@@ -159,26 +160,27 @@ class Scheduler:
         except Exception:  # a failed commit must not take the step down
             log.exception("committing background operation %s failed", op.key)
 
+    @abstractmethod
     async def submit(self, key: str, work: Callable[[], Awaitable[Any]], commit: Commit, *,
                      cost: Callable[[Any], CallCost | None], lock: asyncio.Lock | None) -> None:
-        raise NotImplementedError
+        """Run ``work`` in the background and ``commit`` its result (or error) under ``lock``."""
 
+    @abstractmethod
     async def poll(self, prefix: str) -> None:
         """Commit the finished operations whose key starts with ``prefix`` (caller holds the lock)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def settle(self, key: str, timeout_s: float = DEFAULT_WAIT_TIMEOUT_S) -> float:
         """Wait for the operation ``key`` and commit it (caller holds the lock); returns the
         seconds the caller was blocked."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def block(self, cost: CallCost | None) -> float:
         """Account for a synchronous call the actor waited on; returns its blocking seconds."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def drain(self) -> None:
         """Wait for every background operation (end of a replay, shutdown)."""
-        raise NotImplementedError
 
 
 class LiveScheduler(Scheduler):
