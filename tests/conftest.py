@@ -18,3 +18,16 @@ for key, value in {
 }.items():
     os.environ.setdefault(key, value)
 os.environ["HOME"] = _home
+
+
+def pytest_report_header(config):  # noqa: ARG001 - pytest's hook signature
+    """The versions a failure report should mention (read without importing litellm)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = []
+    for package in ("omlab", "litellm", "duckdb", "pandas"):
+        try:
+            parts.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package} (not installed)")
+    return "versions: " + ", ".join(parts)
