@@ -75,10 +75,12 @@ async def maybe_start_buffering(om: ObservationalMemory, live: LiveMemory, resul
     candidates = safe_prefix(live.unbuffered())
     if not candidates:
         return  # nothing safe yet: keep the boundary so the next step retries
+    # the interval is consumed even when too little is new to be worth a call (as the reference
+    # does): the next op waits for the next interval instead of firing on the next message
+    live.buffer_boundary = pending
     new_tokens = live.tokens_of(candidates)
     if not idle and new_tokens < min_buffer_tokens(buffer_tokens):
         return
-    live.buffer_boundary = pending  # before any await, so the next step cannot re-trigger
     await _start_buffer(om, live, candidates, new_tokens, result)
 
 

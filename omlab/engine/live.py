@@ -74,7 +74,11 @@ class LiveMemory:
         for chunk in self.record.buffered_chunks:
             tokens = self.chunk_tokens.get(chunk.id)
             if tokens is None:
-                tokens = self.chunk_tokens[chunk.id] = sum(self.counts.get(mid, 0) for mid in chunk.message_ids)
+                # a chunk's weight is its messages counted as a list (with the list overhead), as
+                # at buffering time and in the reference's recount
+                present = [mid for mid in chunk.message_ids if mid in self.counts]
+                tokens = sum(self.counts[mid] for mid in present) + (CONVERSATION_OVERHEAD if present else 0)
+                self.chunk_tokens[chunk.id] = tokens
             out.append(tokens)
         return out
 
