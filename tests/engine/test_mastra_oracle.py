@@ -147,18 +147,15 @@ class Replay:
     steps: list[StepNumbers]
 
 
-async def replay(trace: dict[str, Any], *, step_every_message: bool = False) -> Replay:
-    """Feed the fixture's conversation to omlab, one message per call, mirroring the reference
-    driver's turns: a user message is added then stepped (step 0); an assistant message is
-    stepped first only when it is not the first of its turn (step k >= 1), then added unstepped."""
-    capture = ObserverCapture()
+def mock_memory(trace: dict[str, Any], capture: ObserverCapture, latency: Any = None) -> tuple[ObservationalMemory, VirtualClock]:
+    """An engine on the trace's config with the mock models, recording each Observer batch."""
     register_offline_model(OBSERVER, mock_observer_factory(capture))
-    MastraMockReflector.calls = []
     config = json.loads(json.dumps(trace["config"]))
     config["observation"]["model"] = f"omlab/{OBSERVER}"
     config["reflection"]["model"] = f"omlab/{REFLECTOR}"
     clock = VirtualClock(parse_time(trace["messages"][0]["createdAt"]))
-    memory = ObservationalMemory(config, scheduler=VirtualScheduler(clock))
+    scheduler = VirtualScheduler(clock) if latency is None else VirtualScheduler(clock, latency)
+    memory = ObservationalMemory(config, scheduler=scheduler)
     observe = memory.observer.observe
 
     async def capturing_observe(messages, **kwargs):
@@ -166,6 +163,16 @@ async def replay(trace: dict[str, Any], *, step_every_message: bool = False) -> 
         return await observe(messages, **kwargs)
 
     memory.observer.observe = capturing_observe  # type: ignore[method-assign]
+    return memory, clock
+
+
+async def replay(trace: dict[str, Any], *, step_every_message: bool = False) -> Replay:
+    """Feed the fixture's conversation to omlab, one message per call, mirroring the reference
+    driver's turns: a user message is added then stepped (step 0); an assistant message is
+    stepped first only when it is not the first of its turn (step k >= 1), then added unstepped."""
+    capture = ObserverCapture()
+    MastraMockReflector.calls = []
+    memory, clock = mock_memory(trace, capture)
     thread = trace["threadId"]
     steps: list[StepNumbers] = []
     assistants_in_turn: int | None = None  # None: no turn open

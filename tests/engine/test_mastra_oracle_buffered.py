@@ -52,21 +52,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from omlab import ObservationalMemory
-from omlab.engine.clock import VirtualClock
-from omlab.engine.scheduler import FixedLatency, VirtualScheduler
-from omlab.engine.thresholds import select_activation_boundary
-from omlab.engine.token_counter import TOKENS_PER_CONVERSATION, TokenCounter
-from omlab.llm.offline import register_offline_model
 from test_mastra_oracle import (  # the module pytest imported (one registration of the mocks)
-    OBSERVER,
-    REFLECTOR,
     ObserverCapture,
-    mock_observer_factory,
+    mock_memory,
     parse_time,
     to_message,
 )
+
+from omlab.engine.scheduler import FixedLatency
+from omlab.engine.thresholds import select_activation_boundary
+from omlab.engine.token_counter import TOKENS_PER_CONVERSATION, TokenCounter
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mastra" / "buffered_trace.json"
 FIRST_DIVERGENT_STEP = 32  # D3: the first activation the stale pending changes is at step 34
@@ -98,21 +93,9 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
     stepped, an assistant reply that opens no new step is added with ``process=False``; every
     turn here has one reply), letting background work land before the next message."""
     capture = ObserverCapture()
-    register_offline_model(OBSERVER, mock_observer_factory(capture))
-    config = json.loads(json.dumps(trace["config"]))
-    config["observation"]["model"] = f"omlab/{OBSERVER}"
-    config["reflection"]["model"] = f"omlab/{REFLECTOR}"
-    clock = VirtualClock(parse_time(trace["messages"][0]["createdAt"]))
-    memory = ObservationalMemory(config, scheduler=VirtualScheduler(clock, FixedLatency(0.0)))
+    memory, clock = mock_memory(trace, capture, FixedLatency(0.0))
     parts: list[Any] = []
     memory.on_event(parts.append)
-    observe = memory.observer.observe
-
-    async def capturing_observe(messages, **kwargs):
-        capture.batches.append(list(messages))
-        return await observe(messages, **kwargs)
-
-    memory.observer.observe = capturing_observe  # type: ignore[method-assign]
     thread = trace["threadId"]
     steps: list[BufferedStep] = []
     assistants_in_turn: int | None = None
