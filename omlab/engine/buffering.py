@@ -189,11 +189,6 @@ def _without_hints(output: Any) -> Any:
     return dataclasses.replace(output, current_task=None, suggested_response=None, thread_title=None)
 
 
-def chunk_message_tokens(live: LiveMemory) -> list[int]:
-    """Each chunk's message tokens, recounted from the live context."""
-    return live.chunk_message_tokens()
-
-
 async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
                    force_max: bool = False, force_all: bool = False, details: dict | None = None) -> int:
     """Move a prefix of the buffered chunks into the log; returns how many were activated."""
@@ -201,7 +196,7 @@ async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, resu
     chunks = record.buffered_chunks
     if not chunks:
         return 0
-    tokens = chunk_message_tokens(live)
+    tokens = live.chunk_message_tokens()
     if force_all:
         count = len(chunks)
     else:

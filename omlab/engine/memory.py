@@ -27,7 +27,6 @@ from omlab.engine.buffering import (
     activate,
     activate_on_triggers,
     buffering_step,
-    chunk_message_tokens,
     maybe_start_buffering,
 )
 from omlab.engine.clock import Clock
@@ -537,7 +536,7 @@ class ObservationalMemory:
         else:
             reflection_status = "complete" if record.buffered_reflection is not None else "idle"
         projected = 0
-        chunk_tokens = chunk_message_tokens(live) if chunks else []
+        chunk_tokens = live.chunk_message_tokens() if chunks else []
         if chunks and cfg.observation.buffer_activation is not None:
             projected = projected_message_removal(chunk_tokens, live.pending_tokens,
                                                   cfg.observation.buffer_activation, threshold)
