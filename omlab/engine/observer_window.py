@@ -13,11 +13,12 @@ line keeps that line instead) and accepted if its full count fits and ``k`` beat
 far (a longer tail wins a tie, which in this scan order means the first fitting candidate of a
 given ``k`` wins). If no candidate fits, the window is the single marker for all lines.
 
-The reference rebuilds and recounts every candidate (quadratic). Here every line is counted
-once and candidates are costed from prefix sums (O(n log n)); this relies on the counter being
-additive over lines joined by "\n", which holds for tokenx (whitespace costs 0 and always ends a
-segment). The chosen text is re-counted at the end, and a non-additive counter falls back to the
-reference's direct search.
+The reference rebuilds and recounts every candidate (quadratic). Here candidates are costed
+from prefix sums of per-line counts (O(n log n)), and only lines that can belong to a fitting
+candidate are counted at all (see ``_Window``); this relies on the counter being additive over
+lines joined by "\n", which holds for tokenx (whitespace costs 0 and always ends a segment). The
+chosen text is re-counted at the end, and a non-additive counter falls back to the reference's
+direct search.
 """
 
 from __future__ import annotations
@@ -86,58 +87,92 @@ def prepare_previous_observations(
         return "", False
     if budget == 0:
         return "", True
-    if count(observations) <= budget:
-        return observations, False
-    return truncate_to_budget(observations, budget, count=count), True
+    text = truncate_to_budget(observations, budget, count=count)
+    return text, text is not observations
 
 
 def truncate_to_budget(observations: str, budget: int, *, count: TokenCounter = _estimate_token_count) -> str:
     """Cut *observations* to at most *budget* tokens with the selection rule in the module docstring.
 
-    Text that already fits is returned unchanged; a budget of 0 gives "".
+    Text that already fits is returned unchanged (the same object); a budget of 0 gives "".
     """
     if budget <= 0:
         return ""
-    if count(observations) <= budget:
+    if count is not _estimate_token_count and count(observations) <= budget:
         return observations
-    window = _Window(observations.split("\n"), count)
-    choice = window.best_choice(budget)
-    text = window.render(*choice) if choice else truncation_marker(len(window.lines))
+    window = _Window(observations.split("\n"), count, budget)
+    if window.tail_floor == 0 and count is _estimate_token_count:  # tokenx is additive: it all fits
+        return observations
+    choice = window.best_choice()
+    text = window.render(*choice) if choice else truncation_marker(window.n)
     if count(text) <= budget:
         return text
-    return window.reference_search(budget)
+    return window.reference_search()
 
 
 class _Window:
-    """Per-line costs and prefix sums of one log, shared by every candidate."""
+    """The per-line costs of one log that a fitting candidate can involve, and their prefix sums.
 
-    def __init__(self, lines: list[str], count: TokenCounter) -> None:
+    Costs are non-negative, so no candidate can fit with a tail that alone exceeds the budget, or
+    with important head lines older than those that alone exceed it. Lines are therefore counted
+    from the newest end back to those two limits only: an Observer call costs O(budget), not
+    O(log size), in token counting (the log is still split and scanned for 🔴/✅ once).
+    """
+
+    def __init__(self, lines: list[str], count: TokenCounter, budget: int) -> None:
         self.lines = lines
         self.count = count
+        self.budget = budget
         self.n = len(lines)
-        self.tokens = [count(line) for line in lines]
+        self._tokens: dict[int, int] = {}
         self._marker_costs: dict[int, int] = {}
-        self.suffix = list(accumulate(reversed(self.tokens), initial=0))[::-1]
+        # suffix costs of the tails that fit: _suffix[t - tail_floor] = cost of lines t..n-1
+        suffix = [0]
+        start = self.n
+        while start > 0 and suffix[-1] + self.tokens(start - 1) <= budget:
+            suffix.append(suffix[-1] + self.tokens(start - 1))
+            start -= 1
+        self.tail_floor = start
+        self._suffix = suffix[::-1]
         self.important = [i for i, line in enumerate(lines) if _is_important(line)]
-        self.important_prefix = list(accumulate((self.tokens[i] for i in self.important), initial=0))
-        # gap_prefix[j] = cost of the hidden runs between consecutive important lines 0..j.
-        gaps = [0] + [
-            self.gap_cost(self.important[j - 1] + 1, self.important[j] - self.important[j - 1] - 1)
-            for j in range(1, len(self.important))
-        ]
-        self.gap_prefix = list(accumulate(gaps))
+        # the oldest important line that can still be kept: walking back from the newest head line
+        # of the first tail that fits, the lines before ``low`` would overflow the budget on their own
+        low = bisect_right(self.important, max(1, start) - 1)
+        spent = 0
+        while low > 0 and spent + self.tokens(self.important[low - 1]) <= budget:
+            spent += self.tokens(self.important[low - 1])
+            low -= 1
+        self.head_floor = low
+        window = self.important[low:]
+        self._important_prefix = list(accumulate((self.tokens(i) for i in window), initial=0))
+        gaps = [0] + [self.gap_cost(window[j - 1] + 1, window[j] - window[j - 1] - 1) for j in range(1, len(window))]
+        self._gap_prefix = list(accumulate(gaps))
+
+    def tokens(self, index: int) -> int:
+        cost = self._tokens.get(index)
+        if cost is None:
+            cost = self._tokens[index] = self.count(self.lines[index])
+        return cost
+
+    def suffix(self, tail_start: int) -> int:
+        return self._suffix[tail_start - self.tail_floor]
+
+    def ceiling(self, tail_start: int, heads: int) -> int:
+        """The most important head lines a candidate with this tail could keep."""
+        return min(heads, self.n - tail_start, heads - self.head_floor)
 
     def gap_cost(self, start: int, hidden: int) -> int:
         if hidden <= 0:
             return 0
         if hidden == 1:
-            return self.tokens[start]
+            return self.tokens(start)
         if hidden not in self._marker_costs:
             self._marker_costs[hidden] = self.count(truncation_marker(hidden))
         return self._marker_costs[hidden]
 
     def content_cost(self, tail_start: int, heads: int, keep: int) -> int:
-        return self.suffix[tail_start] + self.important_prefix[heads] - self.important_prefix[heads - keep]
+        top = heads - self.head_floor
+        return self.suffix(tail_start) + self._important_prefix[top] - self._important_prefix[top - keep]
 
     def full_cost(self, tail_start: int, heads: int, keep: int) -> int:
         cost = self.content_cost(tail_start, heads, keep)
@@ -145,26 +180,26 @@ class _Window:
             return cost + self.gap_cost(0, tail_start)
         first, last = heads - keep, heads - 1
         cost += self.gap_cost(0, self.important[first])
-        cost += self.gap_prefix[last] - self.gap_prefix[first]
+        cost += self._gap_prefix[last - self.head_floor] - self._gap_prefix[first - self.head_floor]
         return cost + self.gap_cost(self.important[last] + 1, tail_start - self.important[last] - 1)
 
-    def best_choice(self, budget: int) -> tuple[int, int] | None:
+    def best_choice(self) -> tuple[int, int] | None:
         """(tail_start, kept important lines) of the winning candidate, or None."""
         best: tuple[int, int] | None = None
         best_keep = -1
-        for tail_start in range(1, self.n):
+        for tail_start in range(max(1, self.tail_floor), self.n):
             heads = bisect_right(self.important, tail_start - 1)
-            ceiling = min(heads, self.n - tail_start)
-            if ceiling <= best_keep or self.content_cost(tail_start, heads, 0) > budget:
+            ceiling = self.ceiling(tail_start, heads)
+            if ceiling <= best_keep:
                 continue
             low, high = 0, ceiling
             while low < high:
                 middle = (low + high + 1) // 2
-                if self.content_cost(tail_start, heads, middle) <= budget:
+                if self.content_cost(tail_start, heads, middle) <= self.budget:
                     low = middle
                 else:
                     high = middle - 1
-            if low > best_keep and self.full_cost(tail_start, heads, low) <= budget:
+            if low > best_keep and self.full_cost(tail_start, heads, low) <= self.budget:
                 best, best_keep = (tail_start, low), low
         return best
 
@@ -183,18 +218,18 @@ class _Window:
             previous = index
         return "\n".join(output)
 
-    def reference_search(self, budget: int) -> str:
+    def reference_search(self) -> str:
         """The reference's direct search, recounting every candidate (for non-additive counters)."""
         best_text: str | None = None
         best_keep = -1
-        for tail_start in range(1, self.n):
+        for tail_start in range(max(1, self.tail_floor), self.n):
             heads = bisect_right(self.important, tail_start - 1)
-            keep = min(heads, self.n - tail_start)
-            while keep > 0 and self.content_cost(tail_start, heads, keep) > budget:
+            keep = self.ceiling(tail_start, heads)
+            while keep > 0 and self.content_cost(tail_start, heads, keep) > self.budget:
                 keep -= 1
-            if self.content_cost(tail_start, heads, keep) > budget or keep <= best_keep:
+            if keep <= best_keep:
                 continue
             text = self.render(tail_start, keep)
-            if self.count(text) <= budget:
+            if self.count(text) <= self.budget:
                 best_text, best_keep = text, keep
         return best_text if best_text is not None else truncation_marker(self.n)
