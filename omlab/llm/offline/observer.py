@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from omlab.llm.offline.base import OfflineResult, message_text
+from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.date_phrases import format_day, has_date_phrase, meaning_suffix
 from omlab.llm.offline.transcript_parser import (
     Entry,
@@ -125,6 +126,7 @@ _FILLER_RE = re.compile(
 )
 
 
+@line_memo
 def observation_key(line: str) -> str:
     """The comparison key of an observation line: no bullet, emoji or time; casefolded words only."""
     return _NON_WORD_RE.sub(" ", _KEY_PREFIX_RE.sub("", line).casefold()).strip()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from omlab.llm.offline.base import OfflineResult, message_text
+from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.date_phrases import MONTH_ABBREVIATIONS
 from omlab.llm.offline.observer import observation_key
 from omlab.llm.types import ChatMessage
@@ -175,33 +176,27 @@ class _ObservationLog:
         group: _Group | None = None
         last_day = 0
         for raw in _HINT_BLOCK_RE.sub("", text).splitlines():
-            line = raw.rstrip()
-            if not line.strip() or _SKIPPED_LINE_RE.match(line):
+            kind, line, value = _line_kind(raw)
+            if kind is _SKIP:
                 continue
-            opened = _THREAD_OPEN_RE.match(line)
-            if opened is not None:
-                key = opened["id"]
-                section = log.sections.setdefault(key, _Section(key, line.strip()))
+            if kind is _OPEN:
+                section = log.sections.setdefault(value, _Section(value, line))
                 group = None
                 continue
-            if line.strip() == "</thread>":
+            if kind is _CLOSE:
                 section, group = log.sections[None], None
                 continue
-            dated = _DATE_LINE_RE.match(line.strip())
-            if dated is not None or line.startswith("Date:"):
-                header = line.strip()
-                last_day = _day_ordinal(dated) or last_day
-                group = section.groups.setdefault(header, _Group(header, last_day, section))
+            if kind is _DATE:
+                last_day = value or last_day
+                group = section.groups.setdefault(line, _Group(line, last_day, section))
                 continue
             if group is None:
                 group = section.groups.setdefault(None, _Group(None, last_day, section))
-            if line[:1].isspace() and group.items:
+            if value and group.items:  # an indented line is a sub-bullet of the item above
                 group.items[-1].children.append(line)
                 continue
-            match = _LINE_RE.match(line)
-            assert match is not None  # the pattern accepts every line
-            rank = _RANKS.get(match["emoji"] or "", 1)
-            group.items.append(_Item(match["head"], match["body"], [], rank, len(log.items), group))
+            head, body, rank = _split_line(line)
+            group.items.append(_Item(head, body, [], rank, len(log.items), group))
             log.items.append(group.items[-1])
         log._merge_duplicates()
         for item in log.items:
@@ -265,7 +260,7 @@ class _ObservationLog:
             if not key:
                 continue
             section = item.group.section.thread_id
-            words = frozenset(key.split()) - _STOPWORDS
+            words = _content_words(key)
             first = exact.get((section, key))
             if first is None and len(words) >= 3:
                 first = loose.get((section, words))
@@ -299,8 +294,16 @@ def _condense(log: _ObservationLog, target: int) -> None:
         return log.total >= target
 
     for region in (older, by_age):
-        for step in _LADDER:
-            for item in region:
+        # Ranks stay fixed while condensing, so each step visits only the lines it can change
+        # (the others are no-ops, and the total never grows, so skipping them changes nothing).
+        by_rank: dict[int, list[_Item]] = {rank: [] for rank in _RANKS.values()}
+        effective_yellow: list[_Item] = []
+        for item in region:
+            by_rank[item.rank].append(item)
+            if _effective_rank(item) == 1:
+                effective_yellow.append(item)
+        for step, rank in _LADDER:
+            for item in effective_yellow if step is _drop_yellow else by_rank[rank]:
                 if not over():
                     return
                 if item.alive:
@@ -340,7 +343,9 @@ def _drop_yellow(log: _ObservationLog, item: _Item) -> None:
 
 def _shorten_red(log: _ObservationLog, item: _Item) -> None:
     if item.rank == 2:
-        log.rewrite(item, item.body, [c for c in item.children if "✅" in c])
+        kept = [c for c in item.children if "✅" in c]
+        if len(kept) < len(item.children):
+            log.rewrite(item, item.body, kept)
         _shorten(log, item)
 
 
@@ -349,14 +354,15 @@ def _shorten_done(log: _ObservationLog, item: _Item) -> None:
         _shorten(log, item)
 
 
-_LADDER: tuple[Callable[[_ObservationLog, _Item], None], ...] = (
-    _drop_green,
-    _collapse_yellow,
-    _shorten_yellow,
-    _drop_yellow,
-    _shorten_red,
-    _shorten_done,
+_LADDER: tuple[tuple[Callable[[_ObservationLog, _Item], None], int], ...] = (
+    (_drop_green, 0),
+    (_collapse_yellow, 1),
+    (_shorten_yellow, 1),
+    (_drop_yellow, 1),  # by effective rank: a line with a ✅ sub-bullet is not dropped here
+    (_shorten_red, 2),
+    (_shorten_done, 3),
 )
+"""The condensing steps in order, each with the priority rank of the lines it applies to."""
 
 
 def _effective_rank(item: _Item) -> int:
@@ -365,11 +371,19 @@ def _effective_rank(item: _Item) -> int:
 
 
 def _shorten(log: _ObservationLog, item: _Item) -> None:
-    short = _first_clause(item.body, SHORT_WORDS)
-    if _tokens(short) < _tokens(item.body):
+    short = _shortened(item.body)
+    if short is not None:
         log.rewrite(item, short, item.children)
 
 
+@line_memo
+def _shortened(body: str) -> str | None:
+    """The first clause of ``body`` when it costs fewer tokens than ``body``, else None."""
+    short = _first_clause(body, SHORT_WORDS)
+    return short if _tokens(short) < _tokens(body) else None
+
+
+@line_memo
 def _first_clause(body: str, max_words: int) -> str:
     """The first clause of ``body`` (at most ``max_words`` words), keeping resolved-date notes."""
     annotations = "".join(match.group(0) for match in _ANNOTATION_RE.finditer(body))
@@ -390,6 +404,46 @@ def _first_clause(body: str, max_words: int) -> str:
 
 
 # --- small helpers ------------------------------------------------------------------------------
+
+
+_SKIP, _OPEN, _CLOSE, _DATE, _TEXT = "skip", "open", "close", "date", "text"
+
+
+@line_memo
+def _line_kind(raw: str) -> tuple[str, str, object]:
+    """What one input line is: ``(kind, line, value)``.
+
+    Kinds: skip (blank or scaffolding); open (a ``<thread id>`` tag; value is the id); close;
+    date (a ``Date:`` header, stripped; value is its day ordinal, 0 when unreadable); text (an
+    observation line, right-stripped; value tells whether it is indented).
+    """
+    line = raw.rstrip()
+    stripped = line.strip()
+    if not stripped or _SKIPPED_LINE_RE.match(line):
+        return _SKIP, "", None
+    opened = _THREAD_OPEN_RE.match(line)
+    if opened is not None:
+        return _OPEN, stripped, opened["id"]
+    if stripped == "</thread>":
+        return _CLOSE, "", None
+    dated = _DATE_LINE_RE.match(stripped)
+    if dated is not None or line.startswith("Date:"):
+        return _DATE, stripped, _day_ordinal(dated)
+    return _TEXT, line, line[:1].isspace()
+
+
+@line_memo
+def _content_words(key: str) -> frozenset[str]:
+    """The words of an observation key that say something (stopwords left out)."""
+    return frozenset(key.split()) - _STOPWORDS
+
+
+@line_memo
+def _split_line(line: str) -> tuple[str, str, int]:
+    """(head: bullet, emoji and time; body; priority rank) of one observation line."""
+    match = _LINE_RE.match(line)
+    assert match is not None  # the pattern accepts every line
+    return match["head"], match["body"], _RANKS.get(match["emoji"] or "", 1)
 
 
 def _tokens(line: str | None) -> int:
