@@ -20,6 +20,7 @@ from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.date_phrases import MONTH_ABBREVIATIONS
 from omlab.llm.offline.observer import observation_key
 from omlab.llm.types import ChatMessage
+from omlab.tokens.tokenx import estimate_line_cached
 from omlab.tokens.tokenx import estimate_token_count_cached as estimate_token_count
 
 OBSERVATIONS_HEADER = "## OBSERVATIONS TO REFLECT ON"
@@ -113,16 +114,19 @@ class OfflineReflector:
 def reflect(observations: str, target_tokens: int) -> str:
     """``<observations>…</observations>`` with fewer than ``target_tokens`` tokens when possible."""
     log = _ObservationLog.parse(observations)
-    goal = target_tokens
-    for _ in range(3):
-        _condense(log, goal)
-        text = log.render()
-        excess = estimate_token_count(text) - (target_tokens - 1)
-        if excess <= 0 or log.total >= goal:  # on target, or at the floor where nothing more helps
-            break
-        # Only a non-additive token estimator gets here: aim lower by what the tally missed.
-        goal = log.total - excess
-    return text
+    try:
+        goal = target_tokens
+        for _ in range(3):
+            _condense(log, goal)
+            text = log.render()
+            excess = estimate_token_count(text) - (target_tokens - 1)
+            if excess <= 0 or log.total >= goal:  # on target, or at the floor where nothing more helps
+                break
+            # Only a non-additive token estimator gets here: aim lower by what the tally missed.
+            goal = log.total - excess
+        return text
+    finally:
+        log.dispose()
 
 
 # --- the parsed log -----------------------------------------------------------------------------
@@ -204,6 +208,16 @@ class _ObservationLog:
                 log._attach(item)
         return log
 
+    def dispose(self) -> None:
+        """Break the item ↔ group ↔ section reference cycles, so the parsed log is freed at once
+        instead of surviving into the oldest garbage-collector generation (on a long replay
+        those survivors triggered most of the full collections)."""
+        for section in self.sections.values():
+            for group in section.groups.values():
+                group.items.clear()
+            section.groups.clear()
+        self.items.clear()
+
     def render(self) -> str:
         out = ["<observations>"]
         for section in self.sections.values():
@@ -236,12 +250,12 @@ class _ObservationLog:
 
     def rewrite(self, item: _Item, body: str, children: list[str]) -> None:
         item.body, item.children = body, children
-        tokens = sum(map(_tokens, item.lines()))
+        tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += tokens - item.tokens
         item.tokens = tokens
 
     def _attach(self, item: _Item) -> None:
-        item.tokens = sum(map(_tokens, item.lines()))
+        item.tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += item.tokens
         item.group.alive += 1
         if item.group.alive == 1:
@@ -289,6 +303,7 @@ def _condense(log: _ObservationLog, target: int) -> None:
     for item in by_age[len(by_age) - math.ceil(PROTECTED_FRACTION * len(by_age)) :]:
         item.protected = True
     older = [item for item in by_age if not item.protected]
+    effective = {item: _effective_rank(item) for item in by_age}  # fixed while condensing
 
     def over() -> bool:
         return log.total >= target
@@ -300,7 +315,7 @@ def _condense(log: _ObservationLog, target: int) -> None:
         effective_yellow: list[_Item] = []
         for item in region:
             by_rank[item.rank].append(item)
-            if _effective_rank(item) == 1:
+            if effective[item] == 1:
                 effective_yellow.append(item)
         for step, rank in _LADDER:
             for item in effective_yellow if step is _drop_yellow else by_rank[rank]:
@@ -309,7 +324,7 @@ def _condense(log: _ObservationLog, target: int) -> None:
                 if item.alive:
                     step(log, item)
     # Last resort: drop lines by priority then age, but keep one line per date group.
-    for item in sorted(by_age, key=lambda it: (it.protected, _effective_rank(it), it.group.day, it.position)):
+    for item in sorted(by_age, key=lambda it: (it.protected, effective[it], it.group.day, it.position)):
         if not over():
             return
         if item.alive and item.group.alive > 1:
@@ -447,7 +462,8 @@ def _split_line(line: str) -> tuple[str, str, int]:
 
 
 def _tokens(line: str | None) -> int:
-    return estimate_token_count(line) if line else 0
+    """Tokens of one line (observation lines never hold a newline)."""
+    return estimate_line_cached(line) if line else 0
 
 
 def _section_tokens(section: _Section) -> int:
