@@ -136,7 +136,7 @@ def reflect(observations: str, target_tokens: int) -> str:
 class _Item:
     head: str
     body: str
-    children: list[str]
+    children: tuple[str, ...]  # a tuple: most items have none, and () costs no allocation
     rank: int
     position: int
     group: _Group
@@ -197,10 +197,10 @@ class _ObservationLog:
             if group is None:
                 group = section.groups.setdefault(None, _Group(None, last_day, section))
             if value and group.items:  # an indented line is a sub-bullet of the item above
-                group.items[-1].children.append(line)
+                group.items[-1].children += (line,)
                 continue
             head, body, rank = _split_line(line)
-            group.items.append(_Item(head, body, [], rank, len(log.items), group))
+            group.items.append(_Item(head, body, (), rank, len(log.items), group))
             log.items.append(group.items[-1])
         log._merge_duplicates()
         for item in log.items:
@@ -248,7 +248,7 @@ class _ObservationLog:
             if item.group.section.alive == 0:
                 self.total -= _section_tokens(item.group.section)
 
-    def rewrite(self, item: _Item, body: str, children: list[str]) -> None:
+    def rewrite(self, item: _Item, body: str, children: tuple[str, ...]) -> None:
         item.body, item.children = body, children
         tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += tokens - item.tokens
@@ -287,7 +287,7 @@ class _ObservationLog:
                 continue
             item.alive = False
             known = {observation_key(child) for child in first.children}
-            first.children += [c for c in item.children if observation_key(c) not in known]
+            first.children += tuple(c for c in item.children if observation_key(c) not in known)
             if item.rank > first.rank:
                 first.rank = item.rank
                 first.head = re.sub("🔴|🟡|🟢|✅", _emoji(item.rank), first.head, count=1)
@@ -333,7 +333,7 @@ def _condense(log: _ObservationLog, target: int) -> None:
         if not over():
             return
         if item.alive:
-            log.rewrite(item, _first_clause(item.body, FLOOR_WORDS), [])
+            log.rewrite(item, _first_clause(item.body, FLOOR_WORDS), ())
 
 
 def _drop_green(log: _ObservationLog, item: _Item) -> None:
@@ -343,7 +343,7 @@ def _drop_green(log: _ObservationLog, item: _Item) -> None:
 
 def _collapse_yellow(log: _ObservationLog, item: _Item) -> None:
     if item.rank == 1 and item.children:
-        log.rewrite(item, item.body, [c for c in item.children if "✅" in c])
+        log.rewrite(item, item.body, tuple(c for c in item.children if "✅" in c))
 
 
 def _shorten_yellow(log: _ObservationLog, item: _Item) -> None:
@@ -358,7 +358,7 @@ def _drop_yellow(log: _ObservationLog, item: _Item) -> None:
 
 def _shorten_red(log: _ObservationLog, item: _Item) -> None:
     if item.rank == 2:
-        kept = [c for c in item.children if "✅" in c]
+        kept = tuple(c for c in item.children if "✅" in c)
         if len(kept) < len(item.children):
             log.rewrite(item, item.body, kept)
         _shorten(log, item)
