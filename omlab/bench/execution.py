@@ -29,6 +29,7 @@ from omlab.bench.phases import (
     PhaseMark,
     QuestionDone,
     Record,
+    RowGroup,
     TableRows,
     run_conversation,
     run_conversation_in_worker,
@@ -62,6 +63,8 @@ class RecordSink:
     def __call__(self, record: Record) -> None:
         if isinstance(record, TableRows):
             getattr(self.writer, _ADD[record.table])(record.rows)
+        elif isinstance(record, RowGroup):
+            self.writer.add_together([(part.table, part.rows) for part in record.parts])
         elif isinstance(record, PhaseMark):
             self.writer.mark_conversation(
                 record.conversation_id,

@@ -66,7 +66,16 @@ class QuestionDone:
     phase: str
 
 
-Record = TableRows | PhaseMark | QuestionDone
+@dataclass(frozen=True, slots=True)
+class RowGroup:
+    """Rows for several tables that must reach the results file together (all or none): a
+    question's model calls with its answer or scores, so a resumed run never holds calls of a
+    question it asks again."""
+
+    parts: tuple[TableRows, ...]
+
+
+Record = TableRows | RowGroup | PhaseMark | QuestionDone
 Emit = Callable[[Record], None]
 
 
@@ -239,11 +248,9 @@ async def answer(
             hypotheses[question.id] = done.row["hypothesis"]
         else:
             errors.append(f"{question.id}: {done.row['error']}")
-        if done.calls:
-            emit(TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]))
-        emit(TableRows("answers", [done.row]))
-        if done.scores:
-            emit(TableRows("scores", done.scores))
+        parts = [TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]),
+                 TableRows("answers", [done.row]), TableRows("scores", done.scores or [])]
+        emit(RowGroup(tuple(part for part in parts if part.rows)))
         emit(QuestionDone(conversation.id, question.id, "answer"))
     emit(PhaseMark(conversation.id, "answer", "failed" if errors else "done", started, error=_join(errors)))
     return hypotheses
@@ -267,10 +274,9 @@ async def judge(
         done = await judge_model.judge(question, hypothesis)
         if done.error is not None:
             errors.append(f"{question.id}: {done.error}")
-        if done.calls:
-            emit(TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]))
-        if done.scores:
-            emit(TableRows("scores", done.scores))
+        parts = [TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]),
+                 TableRows("scores", done.scores or [])]
+        emit(RowGroup(tuple(part for part in parts if part.rows)))
         emit(QuestionDone(conversation.id, question.id, "judge"))
     if unanswered:
         errors.append(f"{unanswered} question(s) have no successful answer to judge")
@@ -323,6 +329,7 @@ __all__ = [
     "PhaseMark",
     "QuestionDone",
     "Record",
+    "RowGroup",
     "TableRows",
     "answer",
     "judge",

@@ -181,6 +181,27 @@ def test_one_flush_appends_one_batch_per_table(tmp_path, monkeypatch):
         assert sorted(appended) == [("answers", 1), ("events", 400), ("model_calls", 299), ("steps", 300)]
 
 
+def test_rows_added_together_are_flushed_together(tmp_path, monkeypatch):
+    appended = _record_appends(monkeypatch)
+    with open_writer(tmp_path, RUN, flush_rows=3, flush_seconds=None) as writer:
+        appended.clear()
+        # 4 call rows alone would cross flush_rows; the answer still lands in the same flush
+        writer.add_together([("model_calls", [{"role": "actor"} for _ in range(4)]),
+                             ("answers", [{"question_id": "q1", "status": "ok"}])])
+        assert sorted(appended) == [("answers", 1), ("model_calls", 4)]
+        assert all(len(call_id) == 32 for call_id in _read(tmp_path, "model_calls")["call_id"])
+
+
+def test_a_bad_row_keeps_nothing_of_its_unit(tmp_path):
+    with open_writer(tmp_path, RUN, flush_rows=10_000, flush_seconds=None) as writer:
+        with pytest.raises(RowError, match="answers"):
+            writer.add_together([("model_calls", [{"role": "actor"}]),
+                                 ("answers", [{"question_id": "q1", "context_tokens": "many"}])])
+        with pytest.raises(ValueError, match="runs"):
+            writer.add_together([("runs", [{"suite": "x"}])])
+    assert _read(tmp_path, "model_calls").empty and _read(tmp_path, "answers").empty
+
+
 def test_flush_seconds_flushes_an_idle_writer(tmp_path):
     with open_writer(tmp_path, RUN, flush_rows=10_000, flush_seconds=0.1) as writer:
         writer.add_events(event_rows(3))

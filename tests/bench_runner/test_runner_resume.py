@@ -91,6 +91,33 @@ def test_killed_run_resumes_to_the_same_result(reference, tmp_path, stop_phase, 
     assert runs_df(results).iloc[0]["status"] == "finished"
 
 
+def test_a_run_killed_while_writing_an_answer_keeps_none_of_its_calls(reference, tmp_path, monkeypatch):
+    import omlab.bench.results.writer as writer_module
+
+    suite, _, _ = reference
+    results = tmp_path / "results"
+    real_check = writer_module.check_row
+    answers_seen = []
+
+    def check_then_die(table, row, *args, **kwargs):
+        if table == "answers":
+            answers_seen.append(row.get("question_id"))
+            if len(answers_seen) == 3:  # the third question's actor calls are already checked
+                raise Stop("killed while writing an answer")
+        return real_check(table, row, *args, **kwargs)
+
+    monkeypatch.setattr(writer_module, "check_row", check_then_die)
+    with pytest.raises(Stop):
+        run_suite(suite, _options(results))
+    monkeypatch.setattr(writer_module, "check_row", real_check)
+    (killed,) = runs_df(results)["run_id"]
+    assert (calls_df(results, killed)["role"] == "actor").sum() == 2
+
+    run_suite(suite, _options(results))
+    calls = calls_df(results, killed)
+    assert (calls["role"] == "actor").sum() == 8, "the interrupted question's calls were not kept twice"
+
+
 def test_half_written_prepare_is_discarded_on_resume(reference, tmp_path):
     suite, reference_results, reference_summary = reference
     results = tmp_path / "results"

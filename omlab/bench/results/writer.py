@@ -193,6 +193,25 @@ class RunWriter:
         ``value`` defaults to 1.0/0.0 when only ``correct`` is given."""
         self._add("scores", rows, _fill_score)
 
+    def add_together(self, parts: Iterable[tuple[str, Iterable[_Row]]]) -> None:
+        """Add rows to several tables as one unit: ``[(table, rows), ...]``.
+
+        The rows are all checked before any is buffered and reach the file in the same
+        transaction, so a crash or a bad row keeps all of them or none. The runner writes a
+        question's model calls with its answer (or its scores) this way: a run killed in between
+        can then never hold calls for a question it will ask again on resume.
+
+        Raises:
+            ValueError: an unknown table, or ``runs``/``conversations`` (use their own methods).
+            RowError: a bad row (nothing of the unit is kept).
+        """
+        units = []
+        for table, rows in parts:
+            if table not in _ADDABLE:
+                raise ValueError(f"add_together takes rows of {', '.join(sorted(_ADDABLE))}; got {table!r}")
+            units.append((table, rows, self._fill_event if table == "events" else _ADDABLE[table]))
+        self._add_all(units)
+
     def add_metrics(self, rows: Iterable[_Row]) -> None:
         """Write ``metrics`` rows, one per (name, group_key); ``group_key`` defaults to ``all``."""
         self._add("metrics", rows)
@@ -391,12 +410,17 @@ class RunWriter:
 
     def _add(self, table: str, rows: Iterable[_Row],
              fill: Callable[[dict[str, Any]], None] | None = None) -> None:
-        if isinstance(rows, Mapping):
-            raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
+        self._add_all([(table, rows, fill)])
+
+    def _add_all(self, units: list[tuple[str, Iterable[_Row], Callable[[dict[str, Any]], None] | None]]) -> None:
+        for table, rows, _ in units:
+            if isinstance(rows, Mapping):
+                raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
         with self._lock:
             self._check_open()
-            checked = [check_row(table, row, self.run_id, fill) for row in rows]
-            self._buffer(table, checked)
+            checked = [(table, [check_row(table, row, self.run_id, fill) for row in rows]) for table, rows, fill in units]
+            for table, rows in checked:
+                self._buffer(table, rows)
             if self._pending >= self._flush_rows or self._flush_is_due():
                 self._flush_locked()
 
@@ -545,3 +569,10 @@ def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]
         return rows
     latest = {tuple(row.get(k) for k in keys): row for row in rows}
     return list(latest.values())
+
+
+_ADDABLE: dict[str, Callable[[dict[str, Any]], None] | None] = {
+    "steps": None, "events": None, "model_calls": _fill_call, "answers": None, "scores": _fill_score,
+    "metrics": None,
+}
+"""Tables :meth:`RunWriter.add_together` accepts, with their row fillers (events use the writer's)."""
