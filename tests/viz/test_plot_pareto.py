@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.text import Text
 
 from omlab.viz.plots import pareto_front, plot_cost_vs_accuracy
 from tests.viz.frames import legend_texts, no_data_note, render, title
@@ -75,7 +76,8 @@ def test_plot_marks_and_names_the_front():
     assert sorted(tuple(p) for p in front.get_offsets()) == [(0.5, 0.4), (1.0, 0.5), (2.0, 0.7), (2.0, 0.7)]
     front_line = next(line for line in ax.lines if line.get_drawstyle() == "steps-post")
     assert list(front_line.get_xdata()) == [0.5, 1.0, 2.0, 2.0]
-    assert sorted(t.get_text() for t in ax.texts) == ["A", "B", "C", "D", "E"]  # few points: all named
+    # few points: all named; B and D sit on the same spot and share one label
+    assert sorted(t.get_text() for t in ax.texts) == ["A", "B, D", "C", "E"]
     assert "Pareto front (4): nothing is cheaper and as accurate" in legend_texts(ax)
     assert "dominated (1)" in legend_texts(ax)
     assert ax.get_xlabel() == "cost (USD) (lower is better)"
@@ -93,6 +95,28 @@ def test_many_points_name_only_the_front():
     )
     ax = plot_cost_vs_accuracy(points, log_x=False)
     assert [t.get_text() for t in ax.texts] == ["p0"]
+
+
+def test_crowded_labels_never_overlap_and_the_left_out_are_counted():
+    n = 12  # all named (<= 15), most of them crowded into a sliver of the cost axis
+    points = pd.DataFrame(
+        {
+            "label": [f"bufferTokens=0.{i},blockAfter=1.{i}" for i in range(n)],
+            "cost_usd": np.r_[np.linspace(0.1480, 0.1482, n - 1), 0.1620],
+            "accuracy": np.full(n, 2 / 3),
+        }
+    )
+    ax = plot_cost_vs_accuracy(points)
+    render(ax)
+    labels = [t for t in ax.texts if t.get_text().startswith("bufferTokens")]
+    # the text alone, without leader lines (the annotation's own extent positions it first)
+    boxes = [(t.get_window_extent(), Text.get_window_extent(t))[1] for t in labels]
+    assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    frame = ax.get_window_extent()
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    note = next(t.get_text() for t in ax.texts if "left out" in t.get_text())
+    assert note == f"{n - len(labels)} labels left out where they would overlap"
+    assert "bufferTokens=0.0,blockAfter=1.0" in [t.get_text() for t in labels]  # the front comes first
 
 
 def test_free_runs_are_flagged_in_the_title():

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns
+from omlab.viz.plots._labels import PointLabel, place_labels
 from omlab.viz.style import (
     BLACK,
     FIGSIZE_SQUARE,
@@ -131,16 +132,6 @@ def plot_cost_vs_accuracy(
         label=f"Pareto front ({len(front)}): nothing is cheaper and as accurate",
     )
     ax.plot(front["_x"], front["_y"], drawstyle="steps-post", color=VERMILLION, linewidth=1.2, zorder=2)
-    named = range(len(frame)) if len(frame) <= _LABEL_ALL_UP_TO else np.flatnonzero(on_front)
-    for i in named:
-        ax.annotate(
-            str(frame[label].iloc[i]),
-            (frame["_x"].iloc[i], frame["_y"].iloc[i]),
-            xytext=(6, 5),
-            textcoords="offset points",
-            fontsize=FONT.annotation,
-            color=BLACK if on_front[i] else GREY,
-        )
     if log_x:
         ax.set_xscale("log")
     else:
@@ -151,7 +142,6 @@ def plot_cost_vs_accuracy(
     ax.yaxis.set_major_formatter(fmt.PERCENT_AXIS)
     free = x == "cost_usd" and not (frame["_x"] > 0).any()
     default_title = "Cost vs accuracy" + (" (every cost is $0: offline run)" if free else "")
-    legend_below(ax, ncol=1)
     style_axes(
         ax,
         title=title or default_title,
@@ -159,4 +149,27 @@ def plot_cost_vs_accuracy(
         ylabel=column_label(y) + " (higher is better)",
         grid_axis="both",
     )
+    named = range(len(frame)) if len(frame) <= _LABEL_ALL_UP_TO else np.flatnonzero(on_front)
+    labels = _point_labels(frame, label, on_front, named)
+    legend_below(ax, ncol=1)  # the legend is part of the layout the labels are placed in
+    left_out = place_labels(ax, labels)
+    if left_out:
+        ax.text(1.0, 1.01, f"{left_out} label{'s' if left_out > 1 else ''} left out where they would overlap",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=FONT.annotation, color=GREY,
+                in_layout=False)
     return ax
+
+
+def _point_labels(frame: pd.DataFrame, label: str, on_front: np.ndarray, named) -> list[PointLabel]:
+    """One label per distinct position (coincident points share it), front points first, then by
+    cost: when labels collide, the ones that matter most are placed first."""
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i in named:
+        groups.setdefault((float(frame["_x"].iloc[i]), float(frame["_y"].iloc[i])), []).append(int(i))
+    labels = []
+    for (x, y), rows in sorted(groups.items(), key=lambda item: (not on_front[item[1][0]], item[0])):
+        names = [str(frame[label].iloc[i]) for i in rows]
+        text = names[0] if len(names) == 1 else (
+            ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more")
+        labels.append(PointLabel(x, y, text, BLACK if on_front[rows[0]] else GREY))
+    return labels
