@@ -38,13 +38,9 @@ from omlab.engine.live import LiveMemory
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
-from omlab.engine.recall import (
-    EmbeddingSearchIndex,
-    KeywordSearchIndex,
-    RecallTool,
-    SearchIndex,
-    retrieval_instructions,
-)
+from omlab.engine.recall import RecallTool
+from omlab.engine.recall_schema import retrieval_instructions
+from omlab.engine.recall_search import EmbeddingSearchIndex, KeywordSearchIndex, SearchIndex
 from omlab.engine.record import ObservationRecord, Thread, new_id
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
 from omlab.engine.reflector import ReflectorRunner
@@ -388,7 +384,7 @@ class ObservationalMemory:
         self.storage.clear(scope, key_thread, key_resource)
         self._live.pop(f"resource:{key_resource}" if scope == "resource" else f"thread:{thread_id}", None)
 
-    def sync(self) -> "SyncObservationalMemory":
+    def sync(self) -> SyncObservationalMemory:
         """A blocking facade with the same methods, for scripts."""
         return SyncObservationalMemory(self)
 

@@ -25,36 +25,34 @@ Messages made only of ``data-*`` parts are invisible. The whole ``messages`` tex
 from __future__ import annotations
 
 import json
-import math
 import re
 from bisect import bisect_left, bisect_right
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
-
-import numpy as np
+from typing import Any
 
 from omlab.engine.attachment_tokens import is_image_part
 from omlab.engine.messages import Message, Part, utc
 from omlab.engine.observation_groups import parse_range
+from omlab.engine.recall_schema import (
+    ANCHORS,
+    DEFAULT_LIMIT,
+    DETAILS,
+    MODES,
+    PART_TYPES,
+    RecallScope,
+    tool_schema,
+)
+from omlab.engine.recall_search import SearchIndex, searchable_text
 from omlab.engine.storage import Storage
-from omlab.engine.temporal_markers import is_temporal_marker
 from omlab.engine.transcript import as_text
 from omlab.tokens.tokenx import estimate_token_count
 
-RecallScope = Literal["thread", "resource"]
-
-DEFAULT_LIMIT = 20
 LOW_TEXT_CHARS = 120
 LOW_RESULT_TOKENS = 60
 HIGH_RESULT_TOKENS = 4_000
 OUTPUT_TOKEN_CAP = 8_000
-MODES = ("messages", "threads", "search")
-DETAILS = ("low", "high")
-ANCHORS = ("start", "end")
-PART_TYPES = ("text", "tool-call", "tool-result", "reasoning", "image", "file")
 _PARAMETERS = (
     "mode",
     "query",
@@ -85,194 +83,6 @@ class RecallError(ValueError):
     def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
         self.fields = fields
-
-
-# --- search indexes ----------------------------------------------------------------------------
-
-
-class SearchIndex(Protocol):
-    """What ``mode: "search"`` needs: messages in, ranked ``(message_id, thread_id, score)`` out."""
-
-    def index(self, messages: Iterable[Message]) -> None: ...
-
-    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]: ...
-
-
-def searchable_text(message: Message) -> str:
-    """The words of a message worth finding: text, reasoning, tool names, arguments and results,
-    attachment names. Data parts and temporal markers give nothing."""
-    if is_temporal_marker(message):
-        return ""
-    pieces: list[str] = []
-    for part in message.visible_parts():
-        if part.type in ("text", "reasoning") and part.text:
-            pieces.append(part.text)
-        elif part.type == "tool-invocation":
-            pieces.append(part.tool_name or "")
-            if part.args is not None:
-                pieces.append(as_text(part.args))
-            if part.result is not None:
-                pieces.append(as_text(part.result))
-            if part.error_text:
-                pieces.append(part.error_text)
-        elif part.type in ("image", "file"):
-            pieces.append(part.filename or "")
-    return "\n".join(p for p in pieces if p)
-
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def _terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 or w.isdigit()]
-
-
-@dataclass(slots=True)
-class _Doc:
-    thread_id: str
-    resource_id: str | None
-    terms: Counter[str]
-    length: int
-
-
-class KeywordSearchIndex:
-    """A small in-process BM25 index over messages (``k1`` 1.2, ``b`` 0.75); no dependencies.
-
-    Re-indexing a message id replaces it. Scores are BM25 sums; ties are broken by message id.
-    """
-
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1 = k1
-        self.b = b
-        self._docs: dict[str, _Doc] = {}
-        self._df: Counter[str] = Counter()
-        self._total_length = 0
-
-    def __len__(self) -> int:
-        return len(self._docs)
-
-    def index(self, messages: Iterable[Message]) -> None:
-        """Add (or replace) messages; those without searchable text are dropped."""
-        for message in messages:
-            self.remove([message.id])
-            terms = Counter(_terms(searchable_text(message)))
-            if not terms or message.thread_id is None:
-                continue
-            doc = _Doc(message.thread_id, message.resource_id, terms, sum(terms.values()))
-            self._docs[message.id] = doc
-            self._df.update(terms.keys())
-            self._total_length += doc.length
-
-    def remove(self, message_ids: Iterable[str]) -> None:
-        """Forget these messages (unknown ids are ignored)."""
-        for message_id in message_ids:
-            doc = self._docs.pop(message_id, None)
-            if doc is None:
-                continue
-            self._df.subtract(doc.terms.keys())
-            self._total_length -= doc.length
-
-    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]:
-        """The ``k`` best ``(message_id, thread_id, score)`` for ``query`` (score > 0 only),
-        restricted to ``resource_id`` when given."""
-        query_terms = set(_terms(query))
-        if not query_terms or not self._docs or k <= 0:
-            return []
-        count = len(self._docs)
-        average = self._total_length / count
-        idf = {
-            t: math.log(1 + (count - self._df[t] + 0.5) / (self._df[t] + 0.5))
-            for t in query_terms
-            if self._df[t] > 0
-        }
-        scored: list[tuple[str, str, float]] = []
-        for message_id, doc in self._docs.items():
-            if resource_id is not None and doc.resource_id != resource_id:
-                continue
-            score = 0.0
-            norm = self.k1 * (1 - self.b + self.b * doc.length / average)
-            for term, weight in idf.items():
-                tf = doc.terms.get(term, 0)
-                if tf:
-                    score += weight * tf * (self.k1 + 1) / (tf + norm)
-            if score > 0:
-                scored.append((message_id, doc.thread_id, score))
-        scored.sort(key=lambda hit: (-hit[2], hit[0]))
-        return scored[:k]
-
-
-class EmbeddingSearchIndex:
-    """Semantic search by cosine similarity of embeddings.
-
-    ``embed`` maps a list of texts to one vector each (e.g. a litellm embedding model wrapped by
-    the caller). Vectors are kept normalised in a numpy matrix.
-    """
-
-    def __init__(
-        self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, batch_size: int = 64
-    ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.embed = embed
-        self.batch_size = batch_size
-        self._ids: list[str] = []
-        self._meta: dict[str, tuple[str, str | None]] = {}
-        self._vectors: dict[str, np.ndarray] = {}
-        self._matrix: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self._vectors)
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.embed(texts), dtype=np.float64)
-        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-            raise ValueError(f"the embedder returned shape {vectors.shape} for {len(texts)} texts")
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-
-    def index(self, messages: Iterable[Message]) -> None:
-        """Embed and add (or replace) messages; those without searchable text are dropped."""
-        batch = [(m, searchable_text(m)) for m in messages if m.thread_id is not None]
-        batch = [(m, text) for m, text in batch if text.strip()]
-        for start in range(0, len(batch), self.batch_size):
-            chunk = batch[start : start + self.batch_size]
-            vectors = self._embed([text for _, text in chunk])
-            for (message, _), vector in zip(chunk, vectors, strict=True):
-                if self._vectors and vector.shape != next(iter(self._vectors.values())).shape:
-                    raise ValueError(
-                        f"embedding size changed: {vector.shape[0]} after "
-                        f"{next(iter(self._vectors.values())).shape[0]}"
-                    )
-                self._vectors[message.id] = vector
-                self._meta[message.id] = (message.thread_id, message.resource_id)  # type: ignore[assignment]
-        self._matrix = None
-
-    def remove(self, message_ids: Iterable[str]) -> None:
-        """Forget these messages (unknown ids are ignored)."""
-        for message_id in message_ids:
-            self._vectors.pop(message_id, None)
-            self._meta.pop(message_id, None)
-        self._matrix = None
-
-    def search(self, query: str, k: int, resource_id: str | None = None) -> list[tuple[str, str, float]]:
-        """The ``k`` most similar ``(message_id, thread_id, cosine)``, best first."""
-        if not query.strip() or not self._vectors or k <= 0:
-            return []
-        if self._matrix is None:
-            self._ids = list(self._vectors)
-            self._matrix = np.stack([self._vectors[i] for i in self._ids])
-        query_vector = self._embed([query])[0]
-        scores = self._matrix @ query_vector
-        order = sorted(range(len(self._ids)), key=lambda i: (-scores[i], self._ids[i]))
-        hits: list[tuple[str, str, float]] = []
-        for i in order:
-            thread_id, owner = self._meta[self._ids[i]]
-            if resource_id is not None and owner != resource_id:
-                continue
-            hits.append((self._ids[i], thread_id, float(scores[i])))
-            if len(hits) == k:
-                break
-        return hits
 
 
 # --- formatting helpers ------------------------------------------------------------------------
@@ -843,171 +653,4 @@ def _date(p: Mapping[str, Any], name: str) -> datetime | None:
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
-# --- schema and instructions -------------------------------------------------------------------
-
-
-def tool_schema(scope: RecallScope = "resource", vector: bool = False) -> dict[str, Any]:
-    """The OpenAI function-tool schema of ``recall`` for a scope; ``search`` and ``query`` only
-    when semantic search is on; ``threadId``/``before``/``after`` only in resource scope."""
-    modes = ["messages", "threads", *(["search"] if vector else [])]
-    properties: dict[str, Any] = {
-        "mode": {
-            "type": "string",
-            "enum": modes,
-            "description": (
-                "messages (default): read raw messages; threads: list conversations"
-                + ("; search: find messages similar to query" if vector else "")
-                + "."
-            ),
-        },
-    }
-    if vector:
-        properties["query"] = {"type": "string", "description": "What to look for (mode search)."}
-    properties["cursor"] = {
-        "type": "string",
-        "description": (
-            "ONE message id to read from, e.g. the start or the end id of an observation group's "
-            "range `startId:endId` (never the whole range)."
-        ),
-    }
-    if scope == "resource":
-        properties["threadId"] = {
-            "type": "string",
-            "description": (
-                'Read another thread by id (from mode threads), or "current". Without cursor, reading '
-                "starts at the thread's first message."
-            ),
-        }
-    properties.update(
-        {
-            "anchor": {
-                "type": "string",
-                "enum": list(ANCHORS),
-                "description": (
-                    "Without cursor: read from the oldest (start, default) or the newest (end) message."
-                ),
-            },
-            "page": {
-                "type": "integer",
-                "description": (
-                    "messages: 1, 2, … read forward from the cursor, -1, -2, … backward (0 counts as 1). "
-                    "threads: page number from 0."
-                ),
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Items per page (default {DEFAULT_LIMIT}).",
-            },
-            "detail": {
-                "type": "string",
-                "enum": list(DETAILS),
-                "description": (
-                    "low (default): every message, short parts indexed [p0], [p1]…; high: one part in full "
-                    "(tool arguments and results) with hints to continue."
-                ),
-            },
-            "partType": {
-                "type": "string",
-                "enum": list(PART_TYPES),
-                "description": "Only parts of this type (messages).",
-            },
-            "toolName": {"type": "string", "description": "Only calls and results of this tool (messages)."},
-            "partIndex": {
-                "type": "integer",
-                "minimum": 0,
-                "description": ("With cursor: show part [pN] of that message in full."),
-            },
-        }
-    )
-    if scope == "resource":
-        properties["before"] = {
-            "type": "string",
-            "description": "threads: created before this ISO date (2026-03-15).",
-        }
-        properties["after"] = {
-            "type": "string",
-            "description": "threads: created after this ISO date (2026-03-01).",
-        }
-    where = "this conversation" if scope == "thread" else "the user's conversations"
-    return {
-        "type": "function",
-        "function": {
-            "name": "recall",
-            "description": (
-                f"Read the original messages of {where} behind your memory's observations: exact "
-                "wording, code, numbers, links, tool output."
-            ),
-            "parameters": {"type": "object", "properties": properties, "additionalProperties": False},
-        },
-    }
-
-
-def retrieval_instructions(
-    scope: RecallScope = "resource", *, vector: bool = False, custom: str | None = None
-) -> str:
-    """The recall guidance appended to the memory prompt (omlab's wording), for a scope and with
-    search only when it is available; ``custom`` (``retrieval.instructions``) comes last."""
-    lines = [
-        "RECALLING ORIGINAL MESSAGES",
-        (
-            "Your observations are a summary. Observation groups are headed `## Group `id`` with "
-            "`_range: `startId:endId`_`: the ids of the first and last raw message behind them. The "
-            "`recall` tool reads those raw messages."
-        ),
-        (
-            "- Use recall when the user wants something repeated, shown or reproduced; when exact "
-            "content matters (code, quotes, error messages, URLs, file paths, numbers); when your "
-            "memory lacks the detail asked for; or to check a fact before relying on it. When the "
-            "user refers to specific past content, recall it rather than guess."
-        ),
-        (
-            "- Do not use recall for broad summaries or for general preferences your observations "
-            "already state."
-        ),
-        (
-            "- Pass ONE id as cursor, never the whole range: cursor=startId with page=1 reads the "
-            'group forward; cursor=endId with page=-1 reads back from its end. detail="high" shows '
-            "one part in full; partIndex=N shows part [pN] of the cursor message."
-        ),
-    ]
-    if scope == "resource":
-        if vector:
-            lines.append(
-                '- To find something from another conversation, start with mode="search" and a '
-                "query; each result gives a thread id and a message id to use as cursor. If the "
-                'results look unrelated, list the conversations with mode="threads" (filter '
-                'with before/after) and read the likely one with mode="messages" and its '
-                "threadId: raw history can exist that no observation points to."
-            )
-        else:
-            lines.append(
-                "- To find something from another conversation, list the conversations with "
-                'mode="threads" (filter with before/after), then read one with '
-                'mode="messages" and its threadId.'
-            )
-    else:
-        lines.append("- recall only reads this conversation.")
-        if vector:
-            lines.append(
-                '- mode="search" with a query finds messages of this conversation by meaning; '
-                "use the message id it returns as cursor."
-            )
-    text = "\n".join(lines)
-    if custom and custom.strip():
-        text += "\n\n" + custom.strip()
-    return text
-
-
-__all__ = [
-    "DEFAULT_LIMIT",
-    "OUTPUT_TOKEN_CAP",
-    "EmbeddingSearchIndex",
-    "KeywordSearchIndex",
-    "RecallError",
-    "RecallTool",
-    "SearchIndex",
-    "retrieval_instructions",
-    "searchable_text",
-    "tool_schema",
-]
+__all__ = ["OUTPUT_TOKEN_CAP", "RecallError", "RecallTool"]

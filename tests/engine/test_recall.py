@@ -12,15 +12,9 @@ from hypothesis import strategies as st
 
 from omlab.engine.messages import Message, Part
 from omlab.engine.observation_groups import parse_observation_groups, wrap_observation_group
-from omlab.engine.recall import (
-    OUTPUT_TOKEN_CAP,
-    EmbeddingSearchIndex,
-    KeywordSearchIndex,
-    RecallTool,
-    retrieval_instructions,
-    searchable_text,
-    tool_schema,
-)
+from omlab.engine.recall import OUTPUT_TOKEN_CAP, RecallTool
+from omlab.engine.recall_schema import retrieval_instructions, tool_schema
+from omlab.engine.recall_search import EmbeddingSearchIndex, KeywordSearchIndex, searchable_text
 from omlab.engine.record import Thread
 from omlab.storage import InMemoryStorage
 from omlab.tokens.tokenx import estimate_token_count
