@@ -58,6 +58,8 @@ def is_degenerate(text: str) -> bool:
 
 
 def _collapse_bounded_line_runs(lines: list[str]) -> list[str]:
+    if all(map(str.__ne__, lines, lines[1:])):  # no line repeats the one before it: nothing to collapse
+        return lines
     runs: list[list] = []
     for line in lines:
         if runs and runs[-1][0] == line:

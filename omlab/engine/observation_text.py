@@ -26,14 +26,14 @@ TRUNCATED_LINE_SUFFIX = " … [truncated]"
 
 # --- Observer output parsing -------------------------------------------------------------
 
-_OBSERVATIONS_BLOCK = re.compile(
-    # The opening tag must start a line so prose such as "User discussed <observations> tags" is not
-    # taken for a block. The closing tag normally starts a line too; one that ends the last
-    # observation line ("...</observations>") is accepted as well.
-    r"^[ \t]*<observations>(.*?)(?:^[ \t]*</observations>|</observations>[ \t]*$)",
-    re.IGNORECASE | re.MULTILINE | re.DOTALL,
-)
+# A block's opening tag must start a line, so prose such as "User discussed <observations> tags" is
+# not taken for a block. The closing tag normally starts a line too; one that ends the last
+# observation line ("...</observations>") is accepted as well. The two are searched for separately:
+# on long replies that is much faster than one pattern with a lazy scan between them.
 _OPEN_OBSERVATIONS = re.compile(r"^[ \t]*<observations>", re.IGNORECASE | re.MULTILINE)
+_CLOSE_OBSERVATIONS = re.compile(r"^[ \t]*</observations>|</observations>[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# Any hint tag at all; a reply without one (every reflection) skips the three section searches.
+_ANY_HINT_TAG = re.compile(r"<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE)
 _NEXT_SECTION = re.compile(
     r"^[ \t]*<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE | re.MULTILINE
 )
@@ -101,8 +101,22 @@ def _extract_inline(text: str, slugs: Sequence[str]) -> tuple[dict[str, str], st
     return extracted, text
 
 
+def _observation_blocks(text: str) -> list[str]:
+    """The contents of every ``<observations>`` block: from an opening tag to the leftmost closing
+    tag after it, then on from there."""
+    blocks: list[str] = []
+    position = 0
+    while (opening := _OPEN_OBSERVATIONS.search(text, position)) is not None:
+        closing = _CLOSE_OBSERVATIONS.search(text, opening.end())
+        if closing is None:  # no later opening can close either
+            break
+        blocks.append(text[opening.end() : closing.start()])
+        position = closing.end()
+    return blocks
+
+
 def _observations_body(text: str) -> str:
-    blocks = [m.group(1).strip() for m in _OBSERVATIONS_BLOCK.finditer(text)]
+    blocks = [block.strip() for block in _observation_blocks(text)]
     if blocks:
         return "\n".join(block for block in blocks if block)
     opening = _OPEN_OBSERVATIONS.search(text)
@@ -140,12 +154,13 @@ def parse_observer_output(text: str, *, inline_slugs: Sequence[str] = ()) -> Obs
         return ObserverOutput("", None, None, None, {}, True, text)
     extracted, stripped = _extract_inline(text, inline_slugs)
     observations = sort_observations_by_time(sanitize_observation_lines(_observations_body(stripped)))
+    hinted = _ANY_HINT_TAG.search(stripped) is not None
     return ObserverOutput(
         observations=observations,
-        current_task=_first_section("current-task", stripped) or extracted.get("current-task"),
-        suggested_response=_first_section("suggested-response", stripped)
+        current_task=(hinted and _first_section("current-task", stripped)) or extracted.get("current-task"),
+        suggested_response=(hinted and _first_section("suggested-response", stripped))
         or extracted.get("suggested-response"),
-        thread_title=_first_section("thread-title", stripped) or extracted.get("thread-title"),
+        thread_title=(hinted and _first_section("thread-title", stripped)) or extracted.get("thread-title"),
         extracted=extracted,
         degenerate=False,
         raw=text,
@@ -173,8 +188,8 @@ def parse_multi_thread_output(text: str, *, inline_slugs: Sequence[str] = ()) ->
     """
     if is_degenerate(sanitize_observation_lines(text)):
         return ThreadOutputs(degenerate=True, raw=text)
-    block = _OBSERVATIONS_BLOCK.search(text)
-    body = block.group(1) if block else text
+    blocks = _observation_blocks(text)
+    body = blocks[0] if blocks else text
     outputs = ThreadOutputs(raw=text)
     for match in _THREAD_BLOCK.finditer(body):
         thread_id, content = match.group(1), match.group(2)

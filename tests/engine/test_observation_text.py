@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -424,3 +425,25 @@ def test_strip_observation_group_tags() -> None:
     assert strip_observation_group_tags(text) == "* 🔴 a\n\n* 🟡 b"
     assert strip_observation_group_tags("") == ""
     assert strip_observation_group_tags("plain") == "plain"
+
+
+# --- block finding matches the single-pattern definition ------------------------------------
+
+_ONE_PATTERN_BLOCK = re.compile(
+    r"^[ \t]*<observations>(.*?)(?:^[ \t]*</observations>|</observations>[ \t]*$)",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+_FRAGMENTS = st.sampled_from(
+    ["<observations>", "</observations>", "<OBSERVATIONS>", "</Observations>", "\n", " ", "\t", "x", "* 🔴 a",
+     "<current-task>t</current-task>", "Thread-Title"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_FRAGMENTS, max_size=14).map("".join))
+def test_blocks_are_those_of_the_single_pattern(text: str) -> None:
+    from omlab.engine.observation_text import _ANY_HINT_TAG, _first_section, _observation_blocks
+
+    assert _observation_blocks(text) == [m.group(1) for m in _ONE_PATTERN_BLOCK.finditer(text)]
+    if _ANY_HINT_TAG.search(text) is None:  # the pre-check never hides a section
+        assert all(_first_section(tag, text) is None for tag in ("current-task", "suggested-response", "thread-title"))
