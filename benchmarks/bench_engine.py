@@ -5,12 +5,14 @@ ObservationalMemory with the built-in offline models in virtual time, and prints
 (tokens/s) and the ratio of engine time to a plain tokenization pass over the same text. Cost must
 grow linearly: the 1M run must take no more than 4.5x the 250k run.
 
-This machine is a shared VM whose speed drifts by 15-30 % within seconds, so sizes are compared
-in interleaved rounds of equal-duration units (4 x 250k, 2 x 500k, 1 x 1M replays), every replay
-in a fresh interpreter (cold caches, a heap holding only its own conversation), and the verdict is the median over rounds of the per-round growth. (A
-best-of-N figure would flatter the short runs, which more often fit inside one fast spell.)
+This machine is a shared VM whose speed drifts by 15-30 % within seconds, so back-to-back runs
+of different sizes are not comparable. Each round therefore runs the sizes side by side: one lane
+replays 250k four times (500k twice) while the other replays 1M once, at the same time, each lane
+pinned to its own core (swapped every round), every replay in a fresh interpreter (cold caches, a
+heap holding only its own conversation). Lanes that run together meet the same drift; the verdict
+is the median over rounds of the per-round growth.
 
-    .venv/bin/python benchmarks/bench_engine.py [--sizes 250000 500000 1000000] [--rounds 4] [--sync]
+    .venv/bin/python benchmarks/bench_engine.py [--sizes 250000 500000 1000000] [--rounds 6] [--sync]
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from statistics import median
 
 from omlab import ObservationalMemory
@@ -96,68 +100,97 @@ def timed_replay(size: int, *, buffering: bool) -> dict:
     return stats
 
 
-def replay_in_fresh_process(size: int, *, buffering: bool) -> dict:
-    """:func:`timed_replay` in a new interpreter: every run starts cold (empty memo caches, a heap
-    holding only its own conversation), as a user's job would."""
+def replay_in_fresh_process(size: int, *, buffering: bool, core: int | None = None) -> dict:
+    """:func:`timed_replay` in a new interpreter (pinned to ``core`` when given): every run starts
+    cold (empty memo caches, a heap holding only its own conversation), as a user's job would."""
     command = [sys.executable, __file__, "--child", str(size)] + ([] if buffering else ["--sync"])
+    if core is not None:
+        command += ["--core", str(core)]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
+
+
+def lane(size: int, copies: int, *, buffering: bool, core: int | None) -> list[dict]:
+    """``copies`` replays of ``size`` one after another, each in a fresh interpreter."""
+    return [replay_in_fresh_process(size, buffering=buffering, core=core) for _ in range(copies)]
+
+
+def paired_round(small: int, large: int, round_index: int, *, buffering: bool) -> tuple[list[dict], dict]:
+    """Replays of ``small`` covering ``large``'s tokens (4 x 250k for 1M) in one lane, one replay of
+    ``large`` in the other, both lanes *at the same time* on the two cores (swapped every round).
+
+    This host's speed drifts by 15-30 % within seconds; lanes that run side by side meet the same
+    drift, so their ratio is steady where back-to-back runs are not.
+    """
+    copies = max(1, round(large / small))
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:  # one core: no pairing possible, run the lanes back to back
+        return lane(small, copies, buffering=buffering, core=None), lane(large, 1, buffering=buffering, core=None)[0]
+    first, second = cores[round_index % 2], cores[(round_index + 1) % 2]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        smalls = pool.submit(lane, small, copies, buffering=buffering, core=first)
+        larges = pool.submit(lane, large, 1, buffering=buffering, core=second)
+        return smalls.result(), larges.result()[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])
     parser.add_argument("--sync", action="store_true", help="bufferTokens: false (synchronous observation only)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (each runs every size)")
+    parser.add_argument("--rounds", type=int, default=6,
+                        help="rounds (even: each lane gets each core equally often)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # one timed replay, as JSON
+    parser.add_argument("--core", type=int, help=argparse.SUPPRESS)  # pin the child to this core
     args = parser.parse_args()
     if args.child:
+        if args.core is not None:
+            os.sched_setaffinity(0, {args.core})
         print(json.dumps(timed_replay(args.child, buffering=not args.sync)))
         return
 
     sizes = sorted(args.sizes)
+    largest = sizes[-1]
     conversations = {size: conversation_messages(size) for size in sizes}
-    # Equal-duration units: a round replays each size often enough to cover the largest size's
-    # tokens (4 x 250k, 2 x 500k, 1 x 1M), so every unit lasts about as long and meets the same
-    # drift of this shared machine; a size's time in a round is the mean over its unit.
-    copies = {size: max(1, round(sizes[-1] / size)) for size in sizes}
-    per_round: dict[int, list[float]] = {size: [] for size in sizes}
+    unit_means: dict[int, list[float]] = {size: [] for size in sizes}
+    growths: dict[int, list[float]] = {size: [] for size in sizes[:-1]}
     stats: dict[int, dict] = {}
     for round_index in range(max(1, args.rounds)):
-        for size in sizes:
-            times = []
-            for _ in range(copies[size]):
-                stats[size] = replay_in_fresh_process(size, buffering=not args.sync)
-                times.append(stats[size]["seconds"])
-            per_round[size].append(sum(times) / len(times))
+        for size in sizes[:-1]:
+            small_runs, large_run = paired_round(size, largest, round_index, buffering=not args.sync)
+            small_mean = sum(run["seconds"] for run in small_runs) / len(small_runs)
+            unit_means[size].append(small_mean)
+            unit_means[largest].append(large_run["seconds"])
+            growths[size].append(large_run["seconds"] / small_mean)
+            stats[size], stats[largest] = small_runs[-1], large_run
         print(f"round {round_index + 1}: " + " | ".join(
-            f"{size:,}: {per_round[size][-1]:.2f} s (mean of {copies[size]})" for size in sizes), flush=True)
+            f"{size:,} x{max(1, round(largest / size))} beside {largest:,}: {growths[size][-1]:.2f}x"
+            for size in sizes[:-1]), flush=True)
 
     rows = []
     for size in sizes:
         messages = conversations[size]
         text_tokens = sum(estimate_token_count(m.text) for m in messages)
         tokenize_s = median(_timed(lambda: [estimate_token_count(m.text) for m in messages]) for _ in range(3))
-        engine_s = median(per_round[size])
+        engine_s = median(unit_means[size])
         rows.append((size, text_tokens, engine_s))
         print(f"{size:>9,} target | {len(messages):>6,} msgs | {text_tokens:>9,} tokens | engine {engine_s:6.2f} s "
               f"({text_tokens / engine_s:>9,.0f} tok/s) | tokenize {tokenize_s:6.3f} s | ratio {engine_s / tokenize_s:5.1f}x"
               f" | cycles {stats[size]['cycles']:>4} | generations {stats[size]['generations']:>3}"
               f" | last run: in offline models {stats[size]['model_s']:5.2f} s, in garbage collection"
               f" {stats[size]['gc_s']:4.2f} s", flush=True)
-    print(f"marginal cost of the last {sizes[-1]:,} run, seconds per eighth of the conversation: "
-          + " ".join(f"{b:.2f}" for b in stats[sizes[-1]]["buckets"])
+    print(f"marginal cost of the last {largest:,} run, seconds per eighth of the conversation: "
+          + " ".join(f"{b:.2f}" for b in stats[largest]["buckets"])
           + "  (the first eighth is cheaper: the log starts empty and reflection starts at "
           "observationTokens x bufferActivation)")
-    if len(rows) >= 2:
-        base, last = rows[0], rows[-1]
-        size_growth = last[1] / base[1]
+    tokens = {size: text_tokens for size, text_tokens, _ in rows}
+    for size in sizes[:-1]:
+        size_growth = tokens[largest] / tokens[size]
         limit = 4.5 * size_growth / 4  # the target: 4.5x time for 4x the tokens
-        growths = sorted(big / small for small, big in zip(per_round[base[0]], per_round[last[0]], strict=True))
-        growth = median(growths)
+        growth = median(growths[size])
         verdict = f"OK (<= {limit:.2f}x)" if growth <= limit else f"TOO SLOW (> {limit:.2f}x)"
-        print(f"time growth {base[0]:,} -> {last[0]:,} for {size_growth:.2f}x the tokens, per round: "
-              + " ".join(f"{g:.2f}x" for g in growths) + f"; median {growth:.2f}x: {verdict}")
+        print(f"time growth {size:,} -> {largest:,} for {size_growth:.2f}x the tokens, per round: "
+              + " ".join(f"{g:.2f}x" for g in sorted(growths[size])) + f"; median {growth:.2f}x"
+              + (f": {verdict}" if round(size_growth) == 4 else ""))
 
 
 def _timed(work) -> float:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from omlab.llm.offline.base import OfflineResult, message_text
-from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.date_phrases import format_day, has_date_phrase, meaning_suffix
+from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.transcript_parser import (
     Entry,
     ObserverRequest,

@@ -14,10 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
+from operator import attrgetter
 
 from omlab.llm.offline.base import OfflineResult, message_text
-from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.date_phrases import MONTH_ABBREVIATIONS
+from omlab.llm.offline.memo import line_memo
 from omlab.llm.offline.observer import observation_key
 from omlab.llm.types import ChatMessage
 from omlab.tokens.tokenx import estimate_line_cached
@@ -31,6 +32,7 @@ SHORT_WORDS = 12
 FLOOR_WORDS = 8
 
 _RANKS = {"🟢": 0, "🟡": 1, "🔴": 2, "✅": 3}
+_BY_AGE = attrgetter("day", "position")
 _LINE_RE = re.compile(
     r"^(?P<head>\s*(?:[*\-•]|\d+[.)])?\s*(?:(?P<emoji>🔴|🟡|🟢|✅)\uFE0F?\s*)?"
     r"(?:\(\d{1,2}:\d{2}(?:\s?[AaPp][Mm])?\)\s*)?)(?P<body>.*)$"
@@ -140,6 +142,10 @@ class _Item:
     rank: int
     position: int
     group: _Group
+    key: str  # observation_key of the line as parsed
+    words: frozenset[str]  # its content words
+    line_tokens: int  # tokens of head + body as parsed; -1 once either changes
+    day: int  # the group's day ordinal
     tokens: int = 0
     alive: bool = True
     protected: bool = False
@@ -199,8 +205,8 @@ class _ObservationLog:
             if value and group.items:  # an indented line is a sub-bullet of the item above
                 group.items[-1].children += (line,)
                 continue
-            head, body, rank = _split_line(line)
-            group.items.append(_Item(head, body, (), rank, len(log.items), group))
+            head, body, rank, key, words, tokens = _item_line(line)
+            group.items.append(_Item(head, body, (), rank, len(log.items), group, key, words, tokens, group.day))
             log.items.append(group.items[-1])
         log._merge_duplicates()
         for item in log.items:
@@ -249,13 +255,14 @@ class _ObservationLog:
                 self.total -= _section_tokens(item.group.section)
 
     def rewrite(self, item: _Item, body: str, children: tuple[str, ...]) -> None:
-        item.body, item.children = body, children
+        item.body, item.children, item.line_tokens = body, children, -1
         tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += tokens - item.tokens
         item.tokens = tokens
 
     def _attach(self, item: _Item) -> None:
-        item.tokens = sum(map(estimate_line_cached, item.lines()))
+        line = item.line_tokens if item.line_tokens >= 0 else estimate_line_cached(item.head + item.body)
+        item.tokens = line + sum(map(estimate_line_cached, item.children)) if item.children else line
         self.total += item.tokens
         item.group.alive += 1
         if item.group.alive == 1:
@@ -270,16 +277,15 @@ class _ObservationLog:
         exact: dict[tuple[str | None, str], _Item] = {}
         loose: dict[tuple[str | None, frozenset[str]], _Item] = {}
         for item in self.items:
-            key = observation_key(item.head + item.body)
+            key, words = item.key, item.words
             if not key:
                 continue
             section = item.group.section.thread_id
-            words = _content_words(key)
             first = exact.get((section, key))
             if first is None and len(words) >= 3:
                 first = loose.get((section, words))
                 if first is not None:
-                    first.body = item.body
+                    first.body, first.line_tokens = item.body, -1
             if first is None:
                 exact[(section, key)] = item
                 if len(words) >= 3:
@@ -291,6 +297,7 @@ class _ObservationLog:
             if item.rank > first.rank:
                 first.rank = item.rank
                 first.head = re.sub("🔴|🟡|🟢|✅", _emoji(item.rank), first.head, count=1)
+                first.line_tokens = -1
 
 
 # --- the condensing ladder ------------------------------------------------------------------------
@@ -299,7 +306,7 @@ class _ObservationLog:
 def _condense(log: _ObservationLog, target: int) -> None:
     """Condense ``log`` in place until ``log.total < target`` or nothing more can be done."""
     alive = [item for item in log.items if item.alive]
-    by_age = sorted(alive, key=lambda item: (item.group.day, item.position))
+    by_age = sorted(alive, key=_BY_AGE)
     for item in by_age[len(by_age) - math.ceil(PROTECTED_FRACTION * len(by_age)) :]:
         item.protected = True
     older = [item for item in by_age if not item.protected]
@@ -324,7 +331,7 @@ def _condense(log: _ObservationLog, target: int) -> None:
                 if item.alive:
                     step(log, item)
     # Last resort: drop lines by priority then age, but keep one line per date group.
-    for item in sorted(by_age, key=lambda it: (it.protected, effective[it], it.group.day, it.position)):
+    for item in sorted(by_age, key=lambda it: (it.protected, effective[it], it.day, it.position)):
         if not over():
             return
         if item.alive and item.group.alive > 1:
@@ -454,11 +461,14 @@ def _content_words(key: str) -> frozenset[str]:
 
 
 @line_memo
-def _split_line(line: str) -> tuple[str, str, int]:
-    """(head: bullet, emoji and time; body; priority rank) of one observation line."""
+def _item_line(line: str) -> tuple[str, str, int, str, frozenset[str], int]:
+    """What parsing needs of one observation line: head (bullet, emoji and time), body, priority
+    rank, comparison key, content words and tokens."""
     match = _LINE_RE.match(line)
     assert match is not None  # the pattern accepts every line
-    return match["head"], match["body"], _RANKS.get(match["emoji"] or "", 1)
+    key = observation_key(line)
+    return (match["head"], match["body"], _RANKS.get(match["emoji"] or "", 1), key, _content_words(key),
+            estimate_line_cached(line))
 
 
 def _tokens(line: str | None) -> int:
