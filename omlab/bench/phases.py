@@ -248,7 +248,7 @@ async def answer(
             hypotheses[question.id] = done.row["hypothesis"]
         else:
             errors.append(f"{question.id}: {done.row['error']}")
-        parts = [TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]),
+        parts = [TableRows("model_calls", [call_row(conversation.id, c, question.id) for c in done.calls]),
                  TableRows("answers", [done.row]), TableRows("scores", done.scores or [])]
         emit(RowGroup(tuple(part for part in parts if part.rows)))
         emit(QuestionDone(conversation.id, question.id, "answer"))
@@ -274,7 +274,7 @@ async def judge(
         done = await judge_model.judge(question, hypothesis)
         if done.error is not None:
             errors.append(f"{question.id}: {done.error}")
-        parts = [TableRows("model_calls", [call_row(conversation.id, c) for c in done.calls]),
+        parts = [TableRows("model_calls", [call_row(conversation.id, c, question.id) for c in done.calls]),
                  TableRows("scores", done.scores or [])]
         emit(RowGroup(tuple(part for part in parts if part.rows)))
         emit(QuestionDone(conversation.id, question.id, "judge"))

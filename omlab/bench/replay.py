@@ -190,8 +190,9 @@ def event_row(
     }
 
 
-def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
-    """A ``model_calls`` row (``cycle_id`` from the engine's request metadata).
+def call_row(conversation_id: str, call: ModelCall, question_id: str | None = None) -> dict[str, Any]:
+    """A ``model_calls`` row (``cycle_id`` from the engine's request metadata; ``question_id`` for
+    the actor and judge calls made for one question).
 
     For a response-cache hit (``cached``), ``cost_usd`` and ``latency_s`` are those of the call
     that produced the cached answer: the table says what the configuration costs and how long its
@@ -217,6 +218,7 @@ def call_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
         "cached": bool(call.cached),
         "error": call.error,
         "cycle_id": _text(call.metadata.get("cycleId")),
+        "question_id": question_id,
     }
 
 

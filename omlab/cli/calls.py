@@ -49,6 +49,8 @@ def handle_list(args: argparse.Namespace) -> int:
     if frame.empty:
         print(f"no model calls in run {run_id}" + (" with these roles" if args.roles else ""))
         return 0
-    print(frame[COLUMNS].to_string(index=False))
+    # the question column only when some listed call was made for a question (actor, judge)
+    columns = COLUMNS[:2] + ["question_id"] + COLUMNS[2:] if frame["question_id"].notna().any() else COLUMNS
+    print(frame[columns].to_string(index=False))
     print(f"({len(frame)} of {total} calls; total cost ${cost:.4f})")
     return 0

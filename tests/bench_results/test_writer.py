@@ -14,6 +14,7 @@ import pytest
 
 from omlab.bench.results import (
     ResultsCatalog,
+    ResultsSchemaError,
     RowError,
     RunLockedError,
     RunWriter,
@@ -413,3 +414,42 @@ def test_open_existing_refuses_missing_and_locked_runs(tmp_path):
     run = runs_df(tmp_path).iloc[0]
     assert run.status == "interrupted"
     assert run.started_at < run.finished_at
+
+
+# ---------------------------------------------------------------- older and newer files
+
+
+def _set_schema(path, version: int, drop_question_id: bool) -> None:
+    import duckdb
+
+    connection = duckdb.connect(str(path))
+    try:
+        if drop_question_id:
+            connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        connection.execute(f"UPDATE omlab_results_schema SET version = {version}")
+    finally:
+        connection.close()
+
+
+def test_a_version_1_file_is_read_and_upgraded_when_resumed(tmp_path):
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "role": "observer"}])
+    _set_schema(run_path(tmp_path, RUN), 1, drop_question_id=True)  # as omlab wrote it before
+
+    old = calls_df(tmp_path)
+    assert len(old) == 1 and old["question_id"].isna().all()
+
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "role": "actor", "question_id": "q1"}])
+    calls = calls_df(tmp_path).set_index("role")
+    assert calls.loc["actor", "question_id"] == "q1" and pd.isna(calls.loc["observer", "question_id"])
+
+
+def test_a_file_from_a_newer_omlab_is_refused(tmp_path):
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "role": "observer"}])
+    _set_schema(run_path(tmp_path, RUN), 99, drop_question_id=False)
+    with pytest.warns(UserWarning, match="version 99.*upgrade omlab"):
+        assert calls_df(tmp_path).empty
+    with pytest.raises(ResultsSchemaError, match="upgrade omlab"):
+        RunWriter.open_existing(tmp_path, RUN)

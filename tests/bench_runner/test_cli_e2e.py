@@ -123,7 +123,9 @@ def test_events_and_calls_listing(first_run, capsys):
     assert "data-om-activation" in out and "data-om-status" not in out and "(3 of " in out
     assert main(["calls", "list", run_id, "--results", str(results), "--role", "actor"]) == 0
     out = capsys.readouterr().out
-    assert "omlab/reader" in out and "(8 of 8 calls" in out
+    assert "omlab/reader" in out and "(8 of 8 calls" in out and "question_id" in out
+    assert main(["calls", "list", run_id, "--results", str(results), "--role", "observer"]) == 0
+    assert "question_id" not in capsys.readouterr().out  # memory calls belong to no question
 
 
 def test_cache_and_datasets_commands(first_run, capsys, tmp_path):

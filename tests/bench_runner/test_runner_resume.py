@@ -64,8 +64,13 @@ def test_reference_run_has_every_table(reference):
     assert summary.n_conversations == 2 and summary.n_questions == 8
     assert counts["answers"] == 8 and counts["marks"] == 6  # 2 conversations x 3 phases
     assert counts["steps"] > 0 and counts["events"] > counts["steps"] and counts["calls"] > 16
-    roles = calls_df(results, summary.run_id)["role"].value_counts().to_dict()
+    calls = calls_df(results, summary.run_id)
+    roles = calls["role"].value_counts().to_dict()
     assert roles["actor"] == 8 and roles["judge"] == 8 and roles["observer"] > 0
+    # actor and judge calls name their question; memory calls belong to no question
+    per_question = calls[calls["role"].isin(["actor", "judge"])]
+    assert per_question["question_id"].notna().all() and per_question["question_id"].nunique() == 8
+    assert calls.loc[~calls["role"].isin(["actor", "judge"]), "question_id"].isna().all()
     header = runs_df(results).set_index("run_id").loc[summary.run_id]
     assert header["status"] == "finished" and header["suite"] == "tiny" and len(header["config_hash"]) == 64
 

@@ -26,7 +26,7 @@ from omlab.bench.results.connect import (
     open_run_file,
 )
 from omlab.bench.results.layout import list_run_ids, parts_path, run_path
-from omlab.bench.results.schema import KEYS, ORDER_BY, Column, columns_of, pandas_dtype
+from omlab.bench.results.schema import KEYS, ORDER_BY, Column, columns_added_since, columns_of, pandas_dtype
 from omlab.bench.results.shards import shard_files
 
 # A reader can land between a writer's close (file unlocked, shards being deleted) and its next
@@ -140,9 +140,14 @@ class ResultsCatalog:
                 time.sleep(_RETRY_PAUSE_S)
                 continue
             try:
-                check_schema_version(connection, path)
+                version = check_schema_version(connection, path)
+                missing = columns_added_since(version, table)  # an older file: NULL there
+                columns = ", ".join(
+                    f'NULL AS "{c.name}"' if c.name in missing else f'"{c.name}"' for c in columns_of(table)
+                )
                 return connection.execute(
-                    f"SELECT {selected} FROM {table} WHERE {condition} ORDER BY {_order(table)}", parameters
+                    f"SELECT * FROM (SELECT {columns} FROM {table}) WHERE {condition} ORDER BY {_order(table)}",
+                    parameters,
                 ).df()
             finally:
                 connection.close()

@@ -64,8 +64,12 @@ def open_run_file(path: Path, *, read_only: bool, lock_timeout: float = 0.0) -> 
         return connection
 
 
-def check_schema_version(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Raise :class:`ResultsSchemaError` unless ``path`` holds results schema ``SCHEMA_VERSION``."""
+def check_schema_version(connection: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """The results schema version of ``path`` (1 up to ``SCHEMA_VERSION``).
+
+    Raises:
+        ResultsSchemaError: Not a results file, or one from a newer omlab.
+    """
     try:
         rows = connection.execute(f"SELECT max(version) FROM {SCHEMA_VERSION_TABLE}").fetchall()
     except duckdb.CatalogException:
@@ -74,7 +78,9 @@ def check_schema_version(connection: duckdb.DuckDBPyConnection, path: Path) -> N
             f"run whose writer died while creating it"
         ) from None
     version = rows[0][0] if rows else None
-    if version != SCHEMA_VERSION:
+    if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
         raise ResultsSchemaError(
-            f"{path} uses results schema version {version}; this omlab reads version {SCHEMA_VERSION}"
+            f"{path} uses results schema version {version}; this omlab reads versions 1 to {SCHEMA_VERSION}"
+            + (" (upgrade omlab to read it)" if isinstance(version, int) and version > SCHEMA_VERSION else "")
         )
+    return version

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
@@ -114,7 +114,7 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType({
         _RUN_ID, _text("conversation_id"), _text("call_id", True), _text("role"),
         _text("requested_model"), _text("resolved_model"), _int("tier"), _int("input_tokens"),
         _int("output_tokens"), _float("cost_usd"), _float("latency_s"), _time("started_at"),
-        _int("attempts"), _flag("cached"), _text("error"), _text("cycle_id"),
+        _int("attempts"), _flag("cached"), _text("error"), _text("cycle_id"), _text("question_id"),
     ),
     "answers": (
         _RUN_ID, _text("conversation_id"), _text("question_id", True), _text("question_type"),
@@ -153,6 +153,31 @@ ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
     "metrics": ("run_id", "name", "group_key"),
 })
 """The row order the readers return."""
+
+
+COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxyType({
+    2: (("model_calls", "question_id"),),
+})
+"""``(table, column)`` pairs each schema version added. Files of an older version are read with
+NULL in those columns and upgraded in place when a writer reopens them."""
+
+
+def columns_added_since(version: int, table: str) -> frozenset[str]:
+    """Columns of ``table`` that a file of schema ``version`` does not have."""
+    return frozenset(column for added_in, pairs in COLUMNS_ADDED.items() if added_in > version
+                     for added_table, column in pairs if added_table == table)
+
+
+def upgrade_statements(version: int) -> tuple[str, ...]:
+    """SQL that brings a file of schema ``version`` to :data:`SCHEMA_VERSION` (empty when current)."""
+    statements = []
+    for added_in in range(version + 1, SCHEMA_VERSION + 1):
+        for table, name in COLUMNS_ADDED.get(added_in, ()):
+            column = next(c for c in columns_of(table) if c.name == name)
+            statements.append(f"ALTER TABLE {table} ADD COLUMN {name} {_SQL_TYPES[column.kind]}")
+    if statements:
+        statements += [f"DELETE FROM {SCHEMA_VERSION_TABLE}", f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES ({SCHEMA_VERSION})"]
+    return tuple(statements)
 
 
 def columns_of(table: str) -> tuple[Column, ...]:

@@ -50,6 +50,7 @@ from omlab.bench.results.schema import (
     SCHEMA_VERSION_TABLE,
     TABLES,
     ddl,
+    upgrade_statements,
 )
 from omlab.bench.results.shards import last_seq, replace_shards, write_shard
 
@@ -387,7 +388,9 @@ class RunWriter:
 
     def _reopen(self) -> None:
         connection = self._connection
-        check_schema_version(connection, self.path)
+        version = check_schema_version(connection, self.path)
+        if version < SCHEMA_VERSION:  # a run started by an older omlab: add the columns it lacks
+            self._transaction(upgrade_statements(version))
         result = connection.execute("SELECT * FROM runs WHERE run_id = ?", [self.run_id])
         names = [column[0] for column in result.description]
         rows = result.fetchall()
