@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from omlab.bench.results import RunWriter, calls_df, conversations_df, events_df, runs_df, steps_df
+from omlab.bench.results import RunWriter, answers_df, calls_df, conversations_df, events_df, runs_df, steps_df
 from omlab.bench.results.frames import catalog_of
 from omlab.bench.resume import ResumeError
 from omlab.bench.runner import RunOptions, run_suite
@@ -71,6 +71,10 @@ def test_reference_run_has_every_table(reference):
     per_question = calls[calls["role"].isin(["actor", "judge"])]
     assert per_question["question_id"].notna().all() and per_question["question_id"].nunique() == 8
     assert calls.loc[~calls["role"].isin(["actor", "judge"]), "question_id"].isna().all()
+    answers = answers_df(results, summary.run_id)
+    for role in ("actor", "judge"):  # each question's own cost, adding up to the role's total
+        assert answers[f"{role}_cost_usd"].notna().all()
+        assert answers[f"{role}_cost_usd"].sum() == pytest.approx(calls.loc[calls["role"] == role, "cost_usd"].sum())
     header = runs_df(results).set_index("run_id").loc[summary.run_id]
     assert header["status"] == "finished" and header["suite"] == "tiny" and len(header["config_hash"]) == 64
 

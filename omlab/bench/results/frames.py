@@ -81,11 +81,15 @@ def answers_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None)
     ``judge`` = 1.0/0.0), and, when the scorer records verdicts, ``<scorer>_correct`` (pandas
     ``boolean``, ``<NA>`` when unscored). ``judge_correct``, ``f1`` and ``retention`` are always
     present. A scorer whose name is already an answers column is named ``score_<scorer>``.
+
+    ``actor_cost_usd`` and ``judge_cost_usd`` sum the model calls made for the question (NaN when
+    none is recorded, e.g. in runs written before ``model_calls.question_id`` existed).
     """
     catalog = catalog_of(db)
     answers = catalog.read_table("answers", run_id, {"conversation_id": _many(conversation_id)})
     scores = catalog.read_table("scores", run_id)
-    return join_scores(answers, scores)
+    calls = catalog.read_table("model_calls", run_id, {"role": ["actor", "judge"]})
+    return join_question_costs(join_scores(answers, scores), calls)
 
 
 def metrics_df(db: Db, run_id: RunIds = None, names: OneOrMany = None) -> pd.DataFrame:
@@ -110,6 +114,20 @@ def join_scores(answers: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
                                    dtype=dtype)
         else:
             wide[name] = wide[name].astype(dtype)
+    return wide
+
+
+def join_question_costs(answers: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
+    """``answers`` with ``actor_cost_usd`` and ``judge_cost_usd``: the cost of the calls each
+    question's answering and judging made (NaN when there are none)."""
+    key = ["run_id", "question_id"]
+    wide = answers
+    for role in ("actor", "judge"):
+        mine = calls[(calls["role"] == role) & calls["question_id"].notna()]
+        # min_count=1: a question whose calls all lack a cost stays NaN rather than $0
+        per_question = mine.groupby(key)["cost_usd"].sum(min_count=1).rename(f"{role}_cost_usd")
+        wide = wide.merge(per_question.reset_index(), on=key, how="left")
+        wide[f"{role}_cost_usd"] = wide[f"{role}_cost_usd"].astype("float64")
     return wide
 
 
