@@ -120,7 +120,7 @@ def paired_round(small: int, large: int, round_index: int, *, buffering: bool) -
     ``large`` in the other, both lanes *at the same time* on the two cores (swapped every round).
 
     This host's speed drifts by 15-30 % within seconds; lanes that run side by side meet the same
-    drift, so their ratio is steady where back-to-back runs are not.
+    drift, so their ratio is steadier than that of back-to-back runs (a round still varies by ~10 %).
     """
     copies = max(1, round(large / small))
     cores = sorted(os.sched_getaffinity(0))
