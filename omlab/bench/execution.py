@@ -41,14 +41,6 @@ T = TypeVar("T")
 QuestionHook = Callable[[str, str], None]
 """Called as ``hook(phase, question_id)`` once a question's rows are handed to the writer."""
 
-_ADD = {
-    "steps": "add_steps",
-    "events": "add_events",
-    "model_calls": "add_model_calls",
-    "answers": "add_answers",
-    "scores": "add_scores",
-}
-
 
 class RecordSink:
     """Applies job records to a run writer, a progress bar and an optional hook (parent side)."""
@@ -61,10 +53,9 @@ class RecordSink:
         self.on_question = on_question
 
     def __call__(self, record: Record) -> None:
-        if isinstance(record, TableRows):
-            getattr(self.writer, _ADD[record.table])(record.rows)
-        elif isinstance(record, RowGroup):
-            self.writer.add_together([(part.table, part.rows) for part in record.parts])
+        if isinstance(record, TableRows | RowGroup):
+            parts = record.parts if isinstance(record, RowGroup) else (record,)
+            self.writer.add_together([(part.table, part.rows) for part in parts])
         elif isinstance(record, PhaseMark):
             self.writer.mark_conversation(
                 record.conversation_id,

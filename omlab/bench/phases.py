@@ -248,9 +248,7 @@ async def answer(
             hypotheses[question.id] = done.row["hypothesis"]
         else:
             errors.append(f"{question.id}: {done.row['error']}")
-        parts = [TableRows("model_calls", [call_row(conversation.id, c, question.id) for c in done.calls]),
-                 TableRows("answers", [done.row]), TableRows("scores", done.scores or [])]
-        emit(RowGroup(tuple(part for part in parts if part.rows)))
+        emit(_question_rows(conversation.id, question.id, done.calls, answers=[done.row], scores=done.scores))
         emit(QuestionDone(conversation.id, question.id, "answer"))
     emit(PhaseMark(conversation.id, "answer", "failed" if errors else "done", started, error=_join(errors)))
     return hypotheses
@@ -274,9 +272,7 @@ async def judge(
         done = await judge_model.judge(question, hypothesis)
         if done.error is not None:
             errors.append(f"{question.id}: {done.error}")
-        parts = [TableRows("model_calls", [call_row(conversation.id, c, question.id) for c in done.calls]),
-                 TableRows("scores", done.scores or [])]
-        emit(RowGroup(tuple(part for part in parts if part.rows)))
+        emit(_question_rows(conversation.id, question.id, done.calls, scores=done.scores))
         emit(QuestionDone(conversation.id, question.id, "judge"))
     if unanswered:
         errors.append(f"{unanswered} question(s) have no successful answer to judge")
@@ -284,6 +280,14 @@ async def judge(
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _question_rows(conversation_id: str, question_id: str, calls: Iterable[Any], *,
+                   answers: list[dict[str, Any]] | None = None, scores: list[dict[str, Any]] | None = None) -> RowGroup:
+    """One question's model calls, answer and scores, to be written together."""
+    parts = (TableRows("model_calls", [call_row(conversation_id, c, question_id) for c in calls]),
+             TableRows("answers", answers or []), TableRows("scores", scores or []))
+    return RowGroup(tuple(part for part in parts if part.rows))
 
 
 def _fail_questions(

@@ -173,7 +173,7 @@ class RunWriter:
     def add_events(self, rows: Iterable[_Row]) -> None:
         """Append ``events`` rows. ``seq`` defaults to the next number in this run (counting on
         from the largest stored one), ``kind`` to ``data`` for ``data-*`` types else ``debug``."""
-        self._add("events", rows, self._fill_event)
+        self._add("events", rows)
 
     def add_steps(self, rows: Iterable[_Row]) -> None:
         """Append ``steps`` rows (``observed``/``activated``/``reflected`` default to False)."""
@@ -182,7 +182,7 @@ class RunWriter:
     def add_model_calls(self, rows: Iterable[_Row]) -> None:
         """Append ``model_calls`` rows (``call_id`` defaults to a random hex id; ``started_at``
         may be unix seconds, as :class:`omlab.llm.types.ModelCall` has it)."""
-        self._add("model_calls", rows, _fill_call)
+        self._add("model_calls", rows)
 
     def add_answers(self, rows: Iterable[_Row]) -> None:
         """Write ``answers`` rows; a question answered before is replaced, never duplicated.
@@ -192,7 +192,7 @@ class RunWriter:
     def add_scores(self, rows: Iterable[_Row]) -> None:
         """Write ``scores`` rows, one per (question_id, scorer); a rewrite replaces the old row.
         ``value`` defaults to 1.0/0.0 when only ``correct`` is given."""
-        self._add("scores", rows, _fill_score)
+        self._add("scores", rows)
 
     def add_together(self, parts: Iterable[tuple[str, Iterable[_Row]]]) -> None:
         """Add rows to several tables as one unit: ``[(table, rows), ...]``.
@@ -206,11 +206,10 @@ class RunWriter:
             ValueError: an unknown table, or ``runs``/``conversations`` (use their own methods).
             RowError: a bad row (nothing of the unit is kept).
         """
-        units = []
-        for table, rows in parts:
-            if table not in _ADDABLE:
-                raise ValueError(f"add_together takes rows of {', '.join(sorted(_ADDABLE))}; got {table!r}")
-            units.append((table, rows, self._fill_event if table == "events" else _ADDABLE[table]))
+        units = list(parts)
+        for table, _ in units:
+            if table not in _ROW_TABLES:
+                raise ValueError(f"add_together takes rows of {', '.join(sorted(_ROW_TABLES))}; got {table!r}")
         self._add_all(units)
 
     def add_metrics(self, rows: Iterable[_Row]) -> None:
@@ -411,21 +410,24 @@ class RunWriter:
         if self._connection is None:
             raise RuntimeError(f"run writer for {self.run_id!r} is closed")
 
-    def _add(self, table: str, rows: Iterable[_Row],
-             fill: Callable[[dict[str, Any]], None] | None = None) -> None:
-        self._add_all([(table, rows, fill)])
+    def _add(self, table: str, rows: Iterable[_Row]) -> None:
+        self._add_all([(table, rows)])
 
-    def _add_all(self, units: list[tuple[str, Iterable[_Row], Callable[[dict[str, Any]], None] | None]]) -> None:
-        for table, rows, _ in units:
+    def _add_all(self, units: list[tuple[str, Iterable[_Row]]]) -> None:
+        for table, rows in units:
             if isinstance(rows, Mapping):
                 raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
         with self._lock:
             self._check_open()
-            checked = [(table, [check_row(table, row, self.run_id, fill) for row in rows]) for table, rows, fill in units]
+            checked = [(table, [check_row(table, row, self.run_id, self._filler(table)) for row in rows])
+                       for table, rows in units]
             for table, rows in checked:
                 self._buffer(table, rows)
             if self._pending >= self._flush_rows or self._flush_is_due():
                 self._flush_locked()
+
+    def _filler(self, table: str) -> Callable[[dict[str, Any]], None] | None:
+        return self._fill_event if table == "events" else _FILLERS.get(table)
 
     def _fill_event(self, row: dict[str, Any]) -> None:
         seq = row.get("seq")
@@ -574,8 +576,7 @@ def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]
     return list(latest.values())
 
 
-_ADDABLE: dict[str, Callable[[dict[str, Any]], None] | None] = {
-    "steps": None, "events": None, "model_calls": _fill_call, "answers": None, "scores": _fill_score,
-    "metrics": None,
-}
-"""Tables :meth:`RunWriter.add_together` accepts, with their row fillers (events use the writer's)."""
+_FILLERS: dict[str, Callable[[dict[str, Any]], None]] = {"model_calls": _fill_call, "scores": _fill_score}
+"""Row fillers (defaults computed from other columns) by table; events use the writer's own."""
+_ROW_TABLES = frozenset({"steps", "events", "model_calls", "answers", "scores", "metrics"})
+"""Tables :meth:`RunWriter.add_together` accepts (runs and conversations have their own methods)."""
