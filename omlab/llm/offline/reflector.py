@@ -144,7 +144,6 @@ class _Item:
     group: _Group
     key: str  # observation_key of the line as parsed
     words: frozenset[str]  # its content words
-    line_tokens: int  # tokens of head + body as parsed; -1 once either changes
     day: int  # the group's day ordinal
     tokens: int = 0
     alive: bool = True
@@ -205,8 +204,8 @@ class _ObservationLog:
             if value and group.items:  # an indented line is a sub-bullet of the item above
                 group.items[-1].children += (line,)
                 continue
-            head, body, rank, key, words, tokens = _item_line(line)
-            group.items.append(_Item(head, body, (), rank, len(log.items), group, key, words, tokens, group.day))
+            head, body, rank, key, words = _item_line(line)
+            group.items.append(_Item(head, body, (), rank, len(log.items), group, key, words, group.day))
             log.items.append(group.items[-1])
         log._merge_duplicates()
         for item in log.items:
@@ -255,14 +254,13 @@ class _ObservationLog:
                 self.total -= _section_tokens(item.group.section)
 
     def rewrite(self, item: _Item, body: str, children: tuple[str, ...]) -> None:
-        item.body, item.children, item.line_tokens = body, children, -1
+        item.body, item.children = body, children
         tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += tokens - item.tokens
         item.tokens = tokens
 
     def _attach(self, item: _Item) -> None:
-        line = item.line_tokens if item.line_tokens >= 0 else estimate_line_cached(item.head + item.body)
-        item.tokens = line + sum(map(estimate_line_cached, item.children)) if item.children else line
+        item.tokens = sum(map(estimate_line_cached, item.lines()))
         self.total += item.tokens
         item.group.alive += 1
         if item.group.alive == 1:
@@ -285,7 +283,7 @@ class _ObservationLog:
             if first is None and len(words) >= 3:
                 first = loose.get((section, words))
                 if first is not None:
-                    first.body, first.line_tokens = item.body, -1
+                    first.body = item.body
             if first is None:
                 exact[(section, key)] = item
                 if len(words) >= 3:
@@ -297,7 +295,6 @@ class _ObservationLog:
             if item.rank > first.rank:
                 first.rank = item.rank
                 first.head = re.sub("🔴|🟡|🟢|✅", _emoji(item.rank), first.head, count=1)
-                first.line_tokens = -1
 
 
 # --- the condensing ladder ------------------------------------------------------------------------
@@ -454,21 +451,19 @@ def _line_kind(raw: str) -> tuple[str, str, object]:
     return _TEXT, line, line[:1].isspace()
 
 
-@line_memo
 def _content_words(key: str) -> frozenset[str]:
     """The words of an observation key that say something (stopwords left out)."""
     return frozenset(key.split()) - _STOPWORDS
 
 
 @line_memo
-def _item_line(line: str) -> tuple[str, str, int, str, frozenset[str], int]:
+def _item_line(line: str) -> tuple[str, str, int, str, frozenset[str]]:
     """What parsing needs of one observation line: head (bullet, emoji and time), body, priority
-    rank, comparison key, content words and tokens."""
+    rank, comparison key and content words."""
     match = _LINE_RE.match(line)
     assert match is not None  # the pattern accepts every line
     key = observation_key(line)
-    return (match["head"], match["body"], _RANKS.get(match["emoji"] or "", 1), key, _content_words(key),
-            estimate_line_cached(line))
+    return match["head"], match["body"], _RANKS.get(match["emoji"] or "", 1), key, _content_words(key)
 
 
 def _tokens(line: str | None) -> int:
