@@ -169,8 +169,8 @@ def main() -> None:
     rows = []
     for size in sizes:
         messages = conversations[size]
-        text_tokens = sum(estimate_token_count(m.text) for m in messages)
-        tokenize_s = median(_timed(lambda: [estimate_token_count(m.text) for m in messages]) for _ in range(3))
+        passes = [_timed(lambda: sum(estimate_token_count(m.text) for m in messages)) for _ in range(3)]
+        tokenize_s, text_tokens = median(seconds for seconds, _ in passes), passes[0][1]
         engine_s = median(unit_means[size])
         rows.append((size, text_tokens, engine_s))
         print(f"{size:>9,} target | {len(messages):>6,} msgs | {text_tokens:>9,} tokens | engine {engine_s:6.2f} s "
@@ -193,10 +193,11 @@ def main() -> None:
               + (f": {verdict}" if round(size_growth) == 4 else ""))
 
 
-def _timed(work) -> float:
+def _timed(work):
+    """(seconds, result) of ``work()``."""
     start = time.perf_counter()
-    work()
-    return time.perf_counter() - start
+    result = work()
+    return time.perf_counter() - start, result
 
 
 if __name__ == "__main__":
