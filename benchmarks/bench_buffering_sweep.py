@@ -34,9 +34,12 @@ TURN_PACE_S = 3.0
 
 
 def _messages(tokens: int) -> list[Message]:
-    conversation = generate_synthetic(3, int(tokens * 1.2), n_questions=10, turn_pace=TURN_PACE_S,
-                                      session_tokens=40_000)
-    return [Message.of(t.role, t.content, t.created_at, id=f"m{i:06d}") for i, t in enumerate(conversation.iter_turns())]
+    conversation = generate_synthetic(
+        3, int(tokens * 1.2), n_questions=10, turn_pace=TURN_PACE_S, session_tokens=40_000
+    )
+    return [
+        Message.of(t.role, t.content, t.created_at, id=f"m{i:06d}") for i, t in enumerate(conversation.iter_turns())
+    ]
 
 
 def run_cell(args: tuple[float, float, int]) -> dict:
@@ -47,8 +50,12 @@ def run_cell(args: tuple[float, float, int]) -> dict:
         clock = VirtualClock(messages[0].created_at)
         om = ObservationalMemory(
             {
-                "observation": {"model": "omlab/observer", "messageTokens": MESSAGE_TOKENS,
-                                "bufferTokens": buffer_tokens, "blockAfter": block_after},
+                "observation": {
+                    "model": "omlab/observer",
+                    "messageTokens": MESSAGE_TOKENS,
+                    "bufferTokens": buffer_tokens,
+                    "blockAfter": block_after,
+                },
                 "reflection": {"model": "omlab/reflector", "observationTokens": OBSERVATION_TOKENS},
             },
             scheduler=VirtualScheduler(clock, LATENCY),
@@ -63,9 +70,13 @@ def run_cell(args: tuple[float, float, int]) -> dict:
             activations += result.activations
             context.append(result.status.pending_tokens + result.status.observation_tokens)
         return {
-            "buffer_tokens": buffer_tokens, "block_after": block_after, "blocked_s": blocked,
-            "sync_observations": sync_obs, "activations": activations,
-            "avg_context": sum(context) / len(context), "peak_context": max(context),
+            "buffer_tokens": buffer_tokens,
+            "block_after": block_after,
+            "blocked_s": blocked,
+            "sync_observations": sync_obs,
+            "activations": activations,
+            "avg_context": sum(context) / len(context),
+            "peak_context": max(context),
         }
 
     return asyncio.run(replay())
@@ -82,11 +93,15 @@ def main() -> None:
         rows = list(pool.map(run_cell, cells))
     wall = time.perf_counter() - start
     print(f"messageTokens={MESSAGE_TOKENS:,} observationTokens={OBSERVATION_TOKENS:,} latency={LATENCY}")
-    print(f"{'bufferTokens':>12} {'blockAfter':>10} {'blocked s':>10} {'sync obs':>8} {'activations':>11} "
-          f"{'avg ctx':>9} {'peak ctx':>9}")
+    print(
+        f"{'bufferTokens':>12} {'blockAfter':>10} {'blocked s':>10} {'sync obs':>8} {'activations':>11} "
+        f"{'avg ctx':>9} {'peak ctx':>9}"
+    )
     for r in rows:
-        print(f"{r['buffer_tokens']:>12} {r['block_after']:>10} {r['blocked_s']:>10.1f} {r['sync_observations']:>8} "
-              f"{r['activations']:>11} {r['avg_context']:>9,.0f} {r['peak_context']:>9,}")
+        print(
+            f"{r['buffer_tokens']:>12} {r['block_after']:>10} {r['blocked_s']:>10.1f} {r['sync_observations']:>8} "
+            f"{r['activations']:>11} {r['avg_context']:>9,.0f} {r['peak_context']:>9,}"
+        )
     print(f"{len(rows)} cells over ~{args.tokens:,} tokens in {wall:.1f} s wall time ({args.workers} workers)")
 
 

@@ -39,7 +39,9 @@ from omlab.tokens.tokenx import estimate_token_count
 def conversation_messages(target_tokens: int, seed: int = 1) -> list[Message]:
     # the generator sizes by chars/4; tokenx counts English ~15% lower, so ask for a bit more
     conversation = generate_synthetic(seed, int(target_tokens * 1.2), n_questions=10)
-    return [Message.of(t.role, t.content, t.created_at, id=f"m{i:07d}") for i, t in enumerate(conversation.iter_turns())]
+    return [
+        Message.of(t.role, t.content, t.created_at, id=f"m{i:07d}") for i, t in enumerate(conversation.iter_turns())
+    ]
 
 
 async def replay(messages: list[Message], *, buffering: bool) -> dict:
@@ -73,8 +75,7 @@ async def replay(messages: list[Message], *, buffering: bool) -> dict:
     history = await om.get_history("bench")
     # wall time spent inside the offline models (they stand in for provider calls)
     model_s = sum(call.latency_s for call in client.calls)
-    return {"steps": steps, "cycles": observed, "generations": len(history) - 1, "model_s": model_s,
-            "buckets": buckets}
+    return {"steps": steps, "cycles": observed, "generations": len(history) - 1, "model_s": model_s, "buckets": buckets}
 
 
 def timed_replay(size: int, *, buffering: bool) -> dict:
@@ -137,8 +138,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[250_000, 500_000, 1_000_000])
     parser.add_argument("--sync", action="store_true", help="bufferTokens: false (synchronous observation only)")
-    parser.add_argument("--rounds", type=int, default=6,
-                        help="rounds (even: each lane gets each core equally often)")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds (even: each lane gets each core equally often)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # one timed replay, as JSON
     parser.add_argument("--core", type=int, help=argparse.SUPPRESS)  # pin the child to this core
     args = parser.parse_args()
@@ -162,35 +162,50 @@ def main() -> None:
             unit_means[largest].append(large_run["seconds"])
             growths[size].append(large_run["seconds"] / small_mean)
             stats[size], stats[largest] = small_runs[-1], large_run
-        print(f"round {round_index + 1}: " + " | ".join(
-            f"{size:,} x{max(1, round(largest / size))} beside {largest:,}: {growths[size][-1]:.2f}x"
-            for size in sizes[:-1]), flush=True)
+        print(
+            f"round {round_index + 1}: "
+            + " | ".join(
+                f"{size:,} x{max(1, round(largest / size))} beside {largest:,}: {growths[size][-1]:.2f}x"
+                for size in sizes[:-1]
+            ),
+            flush=True,
+        )
 
     rows = []
     for size in sizes:
         messages = conversations[size]
-        passes = [_timed(lambda: sum(estimate_token_count(m.text) for m in messages)) for _ in range(3)]
+        passes = [
+            _timed(lambda messages=messages: sum(estimate_token_count(m.text) for m in messages)) for _ in range(3)
+        ]
         tokenize_s, text_tokens = median(seconds for seconds, _ in passes), passes[0][1]
         engine_s = median(unit_means[size])
         rows.append((size, text_tokens, engine_s))
-        print(f"{size:>9,} target | {len(messages):>6,} msgs | {text_tokens:>9,} tokens | engine {engine_s:6.2f} s "
-              f"({text_tokens / engine_s:>9,.0f} tok/s) | tokenize {tokenize_s:6.3f} s | ratio {engine_s / tokenize_s:5.1f}x"
-              f" | cycles {stats[size]['cycles']:>4} | generations {stats[size]['generations']:>3}"
-              f" | last run: in offline models {stats[size]['model_s']:5.2f} s, in garbage collection"
-              f" {stats[size]['gc_s']:4.2f} s", flush=True)
-    print(f"marginal cost of the last {largest:,} run, seconds per eighth of the conversation: "
-          + " ".join(f"{b:.2f}" for b in stats[largest]["buckets"])
-          + "  (the first eighth is cheaper: the log starts empty and reflection starts at "
-          "observationTokens x bufferActivation)")
+        print(
+            f"{size:>9,} target | {len(messages):>6,} msgs | {text_tokens:>9,} tokens | engine {engine_s:6.2f} s "
+            f"({text_tokens / engine_s:>9,.0f} tok/s) | tokenize {tokenize_s:6.3f} s | ratio {engine_s / tokenize_s:5.1f}x"
+            f" | cycles {stats[size]['cycles']:>4} | generations {stats[size]['generations']:>3}"
+            f" | last run: in offline models {stats[size]['model_s']:5.2f} s, in garbage collection"
+            f" {stats[size]['gc_s']:4.2f} s",
+            flush=True,
+        )
+    print(
+        f"marginal cost of the last {largest:,} run, seconds per eighth of the conversation: "
+        + " ".join(f"{b:.2f}" for b in stats[largest]["buckets"])
+        + "  (the first eighth is cheaper: the log starts empty and reflection starts at "
+        "observationTokens x bufferActivation)"
+    )
     tokens = {size: text_tokens for size, text_tokens, _ in rows}
     for size in sizes[:-1]:
         size_growth = tokens[largest] / tokens[size]
         limit = 4.5 * size_growth / 4  # the target: 4.5x time for 4x the tokens
         growth = median(growths[size])
         verdict = f"OK (<= {limit:.2f}x)" if growth <= limit else f"TOO SLOW (> {limit:.2f}x)"
-        print(f"time growth {size:,} -> {largest:,} for {size_growth:.2f}x the tokens, per round: "
-              + " ".join(f"{g:.2f}x" for g in sorted(growths[size])) + f"; median {growth:.2f}x"
-              + (f": {verdict}" if round(size_growth) == 4 else ""))
+        print(
+            f"time growth {size:,} -> {largest:,} for {size_growth:.2f}x the tokens, per round: "
+            + " ".join(f"{g:.2f}x" for g in sorted(growths[size]))
+            + f"; median {growth:.2f}x"
+            + (f": {verdict}" if round(size_growth) == 4 else "")
+        )
 
 
 def _timed(work):

@@ -57,9 +57,7 @@ def run_pipeline(folder: Path, conversations: int, tokens: int, workers: int) ->
     suite.write_text(SUITE.format(seeds=list(range(1, conversations + 1)), tokens=tokens), encoding="utf-8")
     results = folder / f"results-{workers}"
     started = time.perf_counter()
-    (summary,) = run_suite(
-        suite, RunOptions(results_dir=results, workers=workers, progress=False, auto_resume=False)
-    )
+    (summary,) = run_suite(suite, RunOptions(results_dir=results, workers=workers, progress=False, auto_resume=False))
     wall = time.perf_counter() - started
     catalog = ResultsCatalog(results)
     events = len(events_df(catalog, summary.run_id))
@@ -95,9 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=4, help="conversations per run (default 4)")
     parser.add_argument("--tokens", type=int, default=30_000, help="tokens per conversation (default 30000)")
-    parser.add_argument(
-        "--parallel", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)"
-    )
+    parser.add_argument("--parallel", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)")
     parser.add_argument("--event-copies", type=int, default=20, help="replays' worth of events to write")
     args = parser.parse_args()
 

@@ -40,8 +40,12 @@ def make_events(count: int, start: int = 0) -> list[dict]:
             "tokens_out": 100 + i % 700,
             "duration_ms": 12.5,
             "thread_id": "thread-1",
-            "payload": {"cycleId": f"obs-{i // 4}", "tokensToObserve": 1000 + i % 5000,
-                        "threadId": "thread-1", "operationType": "observation"},
+            "payload": {
+                "cycleId": f"obs-{i // 4}",
+                "tokensToObserve": 1000 + i % 5000,
+                "threadId": "thread-1",
+                "operationType": "observation",
+            },
         }
         for i in range(start, start + count)
     ]
@@ -68,11 +72,15 @@ def bench_writes(results_dir: Path, events: int, per_call: int) -> tuple[float, 
     started = time.perf_counter()
     writer.close()
     write += time.perf_counter() - started
-    print(f"add_events + close     {events:>10,} rows  {write:7.2f} s  {events / write:>12,.0f} rows/s"
-          f"   (building the row dicts: {build:.2f} s, not counted)")
+    print(
+        f"add_events + close     {events:>10,} rows  {write:7.2f} s  {events / write:>12,.0f} rows/s"
+        f"   (building the row dicts: {build:.2f} s, not counted)"
+    )
     append = appending()
-    print(f"  of which DuckDB appends                 {append:7.2f} s  {events / append:>12,.0f} rows/s"
-          f"   (the rest: row checks, JSON, Arrow batches, Parquet shards)")
+    print(
+        f"  of which DuckDB appends                 {append:7.2f} s  {events / append:>12,.0f} rows/s"
+        f"   (the rest: row checks, JSON, Arrow batches, Parquet shards)"
+    )
     print(f"events_df, live        {len(live_read[1]):>10,} rows  {live_read[0]:7.2f} s  (Parquet snapshot)")
     return write, live_read[0]
 

@@ -73,9 +73,7 @@ def bench_store(name: str, store: Storage, messages: int, steps: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=10_000, help="size of the bulk batch (default 10000)")
     parser.add_argument("--steps", type=int, default=2_000, help="save+read steps to replay (default 2000)")
     args = parser.parse_args()

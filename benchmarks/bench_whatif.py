@@ -37,8 +37,10 @@ def main() -> None:
     started = time.perf_counter()
     view = what_if(debounce_s=0)
     sample = sample_conversation()
-    print(f"sample: {len(sample.messages)} messages, {sample.n_tokens:,} tokens; panel built in "
-          f"{time.perf_counter() - started:.2f} s")
+    print(
+        f"sample: {len(sample.messages)} messages, {sample.n_tokens:,} tokens; panel built in "
+        f"{time.perf_counter() - started:.2f} s"
+    )
 
     names = list(CHANGES)
     changes, simulations = [], []
@@ -53,8 +55,10 @@ def main() -> None:
         status = view.state.error or f"blocked {view.state.summary['blocked_s']:.0f} s"
         print(f"  {name:>19} = {value:<7} {changes[-1]:.2f} s (simulation {simulations[-1]:.2f} s)  {status}")
 
-    print(f"{args.changes} slider changes: median {statistics.median(changes):.2f} s, "
-          f"max {max(changes):.2f} s; simulation alone median {statistics.median(simulations):.2f} s")
+    print(
+        f"{args.changes} slider changes: median {statistics.median(changes):.2f} s, "
+        f"max {max(changes):.2f} s; simulation alone median {statistics.median(simulations):.2f} s"
+    )
 
 
 if __name__ == "__main__":

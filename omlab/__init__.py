@@ -47,4 +47,15 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ConfigError",
+    "Message",
+    "ModelByInputTokens",
+    "ModelClient",
+    "ModelWithRetries",
+    "OMConfig",
+    "ObservationalMemory",
+    "Part",
+    "SyncObservationalMemory",
+    "VirtualClock",
+]

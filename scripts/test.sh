@@ -7,6 +7,9 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
 export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MPLBACKEND=Agg
+# lint and format are part of the test run: a finding fails it
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q -m "not slow"
 # exit code 5 means "no slow tests collected", which is not a failure
 .venv/bin/python -m pytest -q -m slow || [ $? -eq 5 ]

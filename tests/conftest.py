@@ -20,7 +20,7 @@ for key, value in {
 os.environ["HOME"] = _home
 
 
-def pytest_report_header(config):  # noqa: ARG001 - pytest's hook signature
+def pytest_report_header(config):
     """The versions a failure report should mention (read without importing litellm)."""
     from importlib.metadata import PackageNotFoundError, version
 

@@ -124,9 +124,7 @@ class Answerer:
                 response, _ = await complete_with_tool(self.client, request, tool)
                 row.update(status="ok", hypothesis=response.text)
                 context_text = "\n".join(content_of(m) for m in context)
-                scores = retention_scores(
-                    self.conversation, question, context_text, self.settings.scoring.retention
-                )
+                scores = retention_scores(self.conversation, question, context_text, self.settings.scoring.retention)
             except Exception as error:  # noqa: BLE001 - the question is recorded as failed, never dropped
                 row["error"] = describe_error(error)
         return AnsweredQuestion(question, row, scores, self._calls[before:])
@@ -159,9 +157,7 @@ def retention_scores(
     kept_meaningful = question.type not in _NO_RETENTION_TYPES and question.category != _ADVERSARIAL_CATEGORY
     if not question.is_abstention and kept_meaningful:
         kept = answer_retained(question.answer, context_text)
-        scores.append(
-            {"question_id": question.id, "scorer": "retention", "value": float(kept), "correct": kept}
-        )
+        scores.append({"question_id": question.id, "scorer": "retention", "value": float(kept), "correct": kept})
     turns = conversation.turns_by_id()
     texts = [turns[t].content for t in question.evidence_ids if t in turns]
     if texts:

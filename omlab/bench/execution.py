@@ -45,9 +45,7 @@ QuestionHook = Callable[[str, str], None]
 class RecordSink:
     """Applies job records to a run writer, a progress bar and an optional hook (parent side)."""
 
-    def __init__(
-        self, writer: RunWriter, progress: Progress | None = None, on_question: QuestionHook | None = None
-    ):
+    def __init__(self, writer: RunWriter, progress: Progress | None = None, on_question: QuestionHook | None = None):
         self.writer = writer
         self.progress = progress
         self.on_question = on_question

@@ -46,9 +46,7 @@ class Judge:
         self.settings = settings
         self._calls: list[ModelCall] = []
         self.client = settings.make_client(self._calls.append, limits=limits)
-        self.prompts = (
-            load_judge_prompts(settings.judge_prompts_path) if settings.judge_prompts_path else None
-        )
+        self.prompts = load_judge_prompts(settings.judge_prompts_path) if settings.judge_prompts_path else None
         self.locomo = settings.dataset_kind == "locomo"
 
     async def judge(self, question: Question, hypothesis: str) -> JudgedQuestion:

@@ -126,11 +126,7 @@ def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
 
     table = []
     for _, run in runs.iterrows():
-        point = (
-            json.loads(run["config_json"]).get("grid_point", {})
-            if isinstance(run["config_json"], str)
-            else {}
-        )
+        point = json.loads(run["config_json"]).get("grid_point", {}) if isinstance(run["config_json"], str) else {}
         row: dict[str, Any] = {"run_id": run["run_id"], "config_name": run["config_name"]}
         row.update({_column_name(key): _cell_value(value) for key, value in point.items()})
         own = metrics[metrics["run_id"] == run["run_id"]]
@@ -211,9 +207,7 @@ def _question_metrics(
     return rows
 
 
-def _locomo_rows(
-    frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: int, seed: int
-) -> list[dict[str, Any]]:
+def _locomo_rows(frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: int, seed: int) -> list[dict[str, Any]]:
     scored = frame.copy()
     if policy == "wrong":
         scored["f1"] = scored["f1"].fillna(0.0)
@@ -251,9 +245,7 @@ def _locomo_rows(
     return rows
 
 
-def _retention_rows(
-    frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed: int
-) -> list[dict[str, Any]]:
+def _retention_rows(frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed: int) -> list[dict[str, Any]]:
     rows = []
     retained = frame["question_id"].map(_scores_of(scores, "retention", "value")).astype("float64")
     if retained.notna().any():
@@ -262,9 +254,7 @@ def _retention_rows(
         rows.append(_row("retention", "all", interval.mean, interval.lo, interval.hi, len(with_type)))
         for group, values in with_type.groupby("question_type", sort=True)["retained"]:
             rows.append(_row("retention", str(group), float(values.mean()), n=len(values)))
-    coverage = (
-        frame["question_id"].map(_scores_of(scores, "evidence_retention", "value")).astype("float64").dropna()
-    )
+    coverage = frame["question_id"].map(_scores_of(scores, "evidence_retention", "value")).astype("float64").dropna()
     if len(coverage):
         rows.append(_row("evidence_retention", "all", float(coverage.mean()), n=len(coverage)))
     return rows
@@ -381,9 +371,7 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
         per_conversation = blocked.groupby(steps["conversation_id"]).sum()
         rows += [
             _row("blocked_s", "all", float(blocked.sum()), n=len(steps)),
-            _row(
-                "blocked_s_per_conversation", "all", float(per_conversation.mean()), n=len(per_conversation)
-            ),
+            _row("blocked_s_per_conversation", "all", float(per_conversation.mean()), n=len(per_conversation)),
             _row("blocked_steps", "all", int((blocked > 0).sum()), n=len(steps)),
         ]
     if events.empty and steps.empty:
@@ -404,9 +392,7 @@ def _blocking_metrics(steps: pd.DataFrame, events: pd.DataFrame) -> list[dict[st
         _row("reflection_activations", "all", len(count("data-om-activation", "reflection"))),
     ]
     if len(activations):
-        for trigger, times in (
-            activations["triggered_by"].fillna("unknown").value_counts().sort_index().items()
-        ):
+        for trigger, times in activations["triggered_by"].fillna("unknown").value_counts().sort_index().items():
             rows.append(_row("activations", f"trigger:{trigger}", int(times)))
     return rows
 
@@ -458,10 +444,7 @@ def metrics_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     records = []
     for record in frame.to_dict("records"):
         records.append(
-            {
-                key: (None if isinstance(value, float) and math.isnan(value) else value)
-                for key, value in record.items()
-            }
+            {key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in record.items()}
         )
     return records
 

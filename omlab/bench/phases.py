@@ -193,9 +193,7 @@ async def prepare(
     return prepared
 
 
-async def load_prepared(
-    conversation: Conversation, settings: RunSettings, *, limits: Any = None
-) -> PreparedMemory:
+async def load_prepared(conversation: Conversation, settings: RunSettings, *, limits: Any = None) -> PreparedMemory:
     """The prepared memory of a conversation this run prepared earlier. If the cache lost it
     (cleared, or reuse disabled), replay again without emitting rows: the run has them already."""
     if settings.prepared_dir:
@@ -282,17 +280,24 @@ async def judge(
 # --------------------------------------------------------------------------- helpers
 
 
-def _question_rows(conversation_id: str, question_id: str, calls: Iterable[Any], *,
-                   answers: list[dict[str, Any]] | None = None, scores: list[dict[str, Any]] | None = None) -> RowGroup:
+def _question_rows(
+    conversation_id: str,
+    question_id: str,
+    calls: Iterable[Any],
+    *,
+    answers: list[dict[str, Any]] | None = None,
+    scores: list[dict[str, Any]] | None = None,
+) -> RowGroup:
     """One question's model calls, answer and scores, to be written together."""
-    parts = (TableRows("model_calls", [call_row(conversation_id, c, question_id) for c in calls]),
-             TableRows("answers", answers or []), TableRows("scores", scores or []))
+    parts = (
+        TableRows("model_calls", [call_row(conversation_id, c, question_id) for c in calls]),
+        TableRows("answers", answers or []),
+        TableRows("scores", scores or []),
+    )
     return RowGroup(tuple(part for part in parts if part.rows))
 
 
-def _fail_questions(
-    conversation: Conversation, questions: Iterable[Question], error: str, emit: Emit
-) -> None:
+def _fail_questions(conversation: Conversation, questions: Iterable[Question], error: str, emit: Emit) -> None:
     rows = [
         {
             "conversation_id": conversation.id,

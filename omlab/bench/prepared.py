@@ -118,9 +118,7 @@ class PreparedMemory:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PreparedMemory:
         if data.get("format") != FORMAT_VERSION:
-            raise ValueError(
-                f"prepared memory format {data.get('format')!r}, this omlab reads {FORMAT_VERSION}"
-            )
+            raise ValueError(f"prepared memory format {data.get('format')!r}, this omlab reads {FORMAT_VERSION}")
         rows = data["rows"]
         return cls(
             thread_id=data["thread_id"],
@@ -164,9 +162,7 @@ class PreparedStore:
                 os.fdopen(handle, "wb") as raw,
                 gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=5) as packed,
             ):
-                packed.write(
-                    json.dumps(prepared.to_dict(), ensure_ascii=False, default=_json_default).encode("utf-8")
-                )
+                packed.write(json.dumps(prepared.to_dict(), ensure_ascii=False, default=_json_default).encode("utf-8"))
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

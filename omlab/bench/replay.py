@@ -82,8 +82,11 @@ def conversation_messages(conversation: Conversation, thread_id: str | None = No
 
 def session_thread_ids(conversation: Conversation, resource_id: str) -> list[str]:
     """Per turn, the neutral thread id of its session (``<resource>-s003``) for resource scope."""
-    return [f"{resource_id}-s{index:03d}" for index, session in enumerate(conversation.sessions, start=1)
-            for _ in session.turns]
+    return [
+        f"{resource_id}-s{index:03d}"
+        for index, session in enumerate(conversation.sessions, start=1)
+        for _ in session.turns
+    ]
 
 
 def ingest_batches(messages: Sequence[Message], granularity: str) -> list[list[Message]]:
@@ -149,9 +152,7 @@ class RowRecorder:
 
     def on_data(self, part: DataPart) -> None:
         """Record a ``data-om-*`` part, stamped with the virtual time it was emitted at."""
-        self.rows.events.append(
-            event_row(self.conversation_id, "data", part.type, self.clock.now(), part.data)
-        )
+        self.rows.events.append(event_row(self.conversation_id, "data", part.type, self.clock.now(), part.data))
 
     def on_debug(self, event: DebugEvent) -> None:
         """Record a debug event (its own timestamp; payload = its fields + thread/resource ids)."""
@@ -159,18 +160,14 @@ class RowRecorder:
         if self.compact:
             fields = {k: v for k, v in fields.items() if k not in _BULKY_DEBUG_FIELDS}
         payload = {"threadId": event.thread_id, "resourceId": event.resource_id, **fields}
-        self.rows.events.append(
-            event_row(self.conversation_id, "debug", event.type, event.timestamp, payload)
-        )
+        self.rows.events.append(event_row(self.conversation_id, "debug", event.type, event.timestamp, payload))
 
     def on_call(self, call: ModelCall) -> None:
         """Record a model call."""
         self.rows.model_calls.append(call_row(self.conversation_id, call))
 
 
-def event_row(
-    conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]
-) -> dict[str, Any]:
+def event_row(conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]) -> dict[str, Any]:
     """An ``events`` row: typed columns pulled from the payload, the payload kept whole."""
     return {
         "conversation_id": conversation_id,
@@ -323,8 +320,9 @@ async def replay_conversation(
         result = await memory.add_messages(batch[0].thread_id or thread_id, batch, resource_id=resource_id)
         observed.extend(result.observed_message_ids)
         recorder.rows.steps.append(
-            step_row(conversation.id, batch[0].thread_id or thread_id, step, clock.now(), batch[-1].id, result,
-                     prompt_tokens)
+            step_row(
+                conversation.id, batch[0].thread_id or thread_id, step, clock.now(), batch[-1].id, result, prompt_tokens
+            )
         )
         if on_step is not None:
             on_step(step, len(batches))

@@ -159,10 +159,7 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             Section(
                 "Model latency (s, calls actually made)",
                 ["metric", "group", "value", "n"],
-                [
-                    [r["name"], r["group_key"], f"{r['value']:.3f}", _count(r["n"])]
-                    for _, r in latency.iterrows()
-                ],
+                [[r["name"], r["group_key"], f"{r['value']:.3f}", _count(r["n"])] for _, r in latency.iterrows()],
             )
         )
     return sections
@@ -196,14 +193,11 @@ def render_html(title: str, sections: Sequence[Section], images: Sequence[str] =
             + "".join(f"<th>{esc(c)}</th>" for c in section.columns)
             + "</tr>"
         )
-        parts += [
-            "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in section.rows
-        ]
+        parts += ["<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in section.rows]
         parts.append("</table>")
     if images:
         parts.append(
-            "<h2>Plots</h2>"
-            + "".join(f"<p><img src='{esc(i)}' alt='{esc(Path(i).stem)}'></p>" for i in images)
+            "<h2>Plots</h2>" + "".join(f"<p><img src='{esc(i)}' alt='{esc(Path(i).stem)}'></p>" for i in images)
         )
     parts.append("</body></html>")
     return "".join(parts)
@@ -251,9 +245,7 @@ def write_report(
     return path
 
 
-def _plots(
-    catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path
-) -> list[Path]:
+def _plots(catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path) -> list[Path]:
     from omlab.bench.results import answers_df, calls_df, events_df, steps_df
     from omlab.viz.report import write_run_plots
 

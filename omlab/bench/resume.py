@@ -45,9 +45,7 @@ def find_resumable_run(results_dir: str | Path, suite: str, config_hash: str) ->
     runs = runs_df(results_dir)
     if runs.empty:
         return None
-    candidates = runs[
-        (runs["suite"] == suite) & (runs["config_hash"] == config_hash) & runs["status"].isin(UNFINISHED)
-    ]
+    candidates = runs[(runs["suite"] == suite) & (runs["config_hash"] == config_hash) & runs["status"].isin(UNFINISHED)]
     catalog = ResultsCatalog(results_dir)
     for run_id in sorted(candidates["run_id"], reverse=True):
         if not catalog.is_live(run_id):

@@ -126,9 +126,7 @@ class RunSettings:
 
     def prepare_key(self, conversation: Conversation) -> str:
         """sha256 of :meth:`prepare_identity` and the conversation's content digest."""
-        return _sha256(
-            {"prepare": self.prepare_identity(), "conversation": conversations_digest([conversation])}
-        )
+        return _sha256({"prepare": self.prepare_identity(), "conversation": conversations_digest([conversation])})
 
     def run_hash(self, dataset_identity: Mapping[str, Any]) -> str:
         """The run's ``config_hash`` (see the module docstring)."""
@@ -175,9 +173,7 @@ class RunSettings:
     def latency_for(self, conversation_id: str) -> LatencyModel:
         """The latency model of one conversation's replay. Lognormal draws are seeded from the
         suite's latency seed and the conversation id, so a replay is reproducible on its own."""
-        seed = int(
-            hashlib.sha256(f"{self.latency.get('seed', 0)}:{conversation_id}".encode()).hexdigest()[:8], 16
-        )
+        seed = int(hashlib.sha256(f"{self.latency.get('seed', 0)}:{conversation_id}".encode()).hexdigest()[:8], 16)
         by_name = {name: build_latency(spec, seed) for name, spec in self.latency.get("by_name", {}).items()}
         default = build_latency(self.latency.get("default", {"kind": "token-rate"}), seed)
         return PerModelLatency(by_name, default) if by_name else default

@@ -148,9 +148,7 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
         label = f"{suite.name} [{cell.name}] {writer.run_id}"
         with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
             sink = RecordSink(writer, progress, options.on_question)
-            _execute(
-                [job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options
-            )
+            _execute([job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options)
         writer.flush()
         metrics = compute_metrics(
             load_run_frames(ResultsCatalog(results_dir), writer.run_id),
@@ -183,14 +181,10 @@ def load_conversations(
     pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
     sha = {} if spec.expected_sha256 is None else {"expected_sha256": spec.expected_sha256}
     if spec.kind == "synthetic":
-        extra = {
-            k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None
-        }
+        extra = {k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None}
         count = _effective_limit(spec, limit)
         seeds = list(spec.seeds)[:count] if count else list(spec.seeds)
-        info, conversations = load_synthetic(
-            seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra
-        )
+        info, conversations = load_synthetic(seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra)
     elif spec.kind == "longmemeval":
         path = _resolve(spec.path, base_dir) if spec.path else None
         info, conversations = load_longmemeval(path, spec.subset, revision=spec.revision, **sha, **pace)
@@ -204,8 +198,7 @@ def load_conversations(
         conversations = conversations[:count]
     if spec.questions_per_conversation is not None:
         conversations = [
-            dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation])
-            for c in conversations
+            dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation]) for c in conversations
         ]
     return info, conversations
 
@@ -213,9 +206,7 @@ def load_conversations(
 # --------------------------------------------------------------------------- run choice
 
 
-def _choose_run(
-    results_dir: Path, suite: str, config_hash: str, options: RunOptions
-) -> tuple[str | None, bool]:
+def _choose_run(results_dir: Path, suite: str, config_hash: str, options: RunOptions) -> tuple[str | None, bool]:
     if options.resume is not None:
         check_resume_target(results_dir, options.resume, suite, config_hash)
         return options.resume, True
@@ -233,9 +224,7 @@ def _cell_of_run(cells: list[SuiteCell], options: RunOptions) -> SuiteCell:
     for cell in cells:
         if cell.name in names:
             return cell
-    raise RunnerError(
-        f"run {options.resume!r} ({', '.join(map(str, names))}) is not a cell of this suite's grid"
-    )
+    raise RunnerError(f"run {options.resume!r} ({', '.join(map(str, names))}) is not a cell of this suite's grid")
 
 
 def _run_info(
@@ -342,13 +331,9 @@ def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}
     stream = options.stream or sys.stderr
-    with Progress(
-        len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress
-    ) as progress:
+    with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
         preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
-        with ProcessPoolExecutor(
-            max_workers=min(workers, len(cells)), mp_context=pool_context(preload)
-        ) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=pool_context(preload)) as pool:
             futures = {pool.submit(run_cell, cell, quiet): index for index, cell in enumerate(cells)}
             try:
                 for future in as_completed(futures):

@@ -191,9 +191,7 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
     known_keys(head, ("name", "description"), "suite", source)
     name = head.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise SuiteError(
-            source, "suite.name", f"must be a name of letters, digits, '.', '_' or '-', got {name!r}"
-        )
+        raise SuiteError(source, "suite.name", f"must be a name of letters, digits, '.', '_' or '-', got {name!r}")
     models_table = dict(table(data, "models", source))
     prices = models_table.pop("prices", {})
     if not isinstance(prices, Mapping):
@@ -246,9 +244,7 @@ def expand_grid(suite: Suite) -> list[SuiteCell]:
                 models[key.split(".", 1)[1]] = copy.deepcopy(value)
             else:
                 _set_path(engine, key.split("."), copy.deepcopy(value))
-        explicit = {
-            role: role in suite.models or f"models.{role}" in point for role in ("observer", "reflector")
-        }
+        explicit = {role: role in suite.models or f"models.{role}" in point for role in ("observer", "reflector")}
         cells.append(
             SuiteCell(
                 suite=suite,
@@ -297,9 +293,7 @@ def _grid_key_for(option: str, cell: SuiteCell) -> str | None:
 # --------------------------------------------------------------------------- engine options
 
 
-def _with_models(
-    engine: dict[str, Any], models: Mapping[str, Any], explicit: Mapping[str, bool]
-) -> dict[str, Any]:
+def _with_models(engine: dict[str, Any], models: Mapping[str, Any], explicit: Mapping[str, bool]) -> dict[str, Any]:
     """Engine options with explicit observation.model and reflection.model (see the precedence)."""
     top = engine.pop("model", None)
     observation = _section(engine, "observation")
@@ -308,12 +302,8 @@ def _with_models(
     given_refl = reflection.pop("model", None)
     engine_observer = next((m for m in (top, given_obs, given_refl) if m is not None), None)
     engine_reflector = next((m for m in (top, given_refl, given_obs) if m is not None), None)
-    observation["model"] = (
-        models["observer"] if explicit["observer"] or engine_observer is None else engine_observer
-    )
-    reflection["model"] = (
-        models["reflector"] if explicit["reflector"] or engine_reflector is None else engine_reflector
-    )
+    observation["model"] = models["observer"] if explicit["observer"] or engine_observer is None else engine_observer
+    reflection["model"] = models["reflector"] if explicit["reflector"] or engine_reflector is None else engine_reflector
     return engine
 
 

@@ -135,17 +135,13 @@ def parse_dataset(table: Mapping[str, Any], source: str) -> DatasetSpec:
         raise SuiteError(source, "dataset.kind", f"must be one of {', '.join(DATASET_KINDS)}, got {kind!r}")
     known_keys(table, _DATASET_KEYS[kind], "dataset", source)
     if kind != "synthetic" and kind != "longmemeval" and not isinstance(table.get("path"), str):
-        raise SuiteError(
-            source, "dataset.path", f"a {kind} dataset needs a path (a file, or a URL for locomo)"
-        )
+        raise SuiteError(source, "dataset.path", f"a {kind} dataset needs a path (a file, or a URL for locomo)")
     if "path" in table and not isinstance(table["path"], str):
         raise SuiteError(source, "dataset.path", f"must be a string, got {table['path']!r}")
     seeds = table.get("seeds", 1)
     seeds = [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
     if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
-        raise SuiteError(
-            source, "dataset.seeds", f"must be an integer or a non-empty list of integers, got {seeds!r}"
-        )
+        raise SuiteError(source, "dataset.seeds", f"must be an integer or a non-empty list of integers, got {seeds!r}")
     subset = table.get("subset")
     if subset is not None and subset not in ("oracle", "s", "m"):
         raise SuiteError(source, "dataset.subset", f"must be oracle, s or m, got {subset!r}")
@@ -164,9 +160,7 @@ def parse_dataset(table: Mapping[str, Any], source: str) -> DatasetSpec:
         session_tokens=_positive_int(table, "session_tokens", "dataset", source, None),
         mix=dict(mix) if mix is not None else None,
         limit=_positive_int(table, "limit", "dataset", source, None),
-        questions_per_conversation=_positive_int(
-            table, "questions_per_conversation", "dataset", source, None
-        ),
+        questions_per_conversation=_positive_int(table, "questions_per_conversation", "dataset", source, None),
         turn_pace_s=_non_negative(table, "turn_pace_s", "dataset", source, None),
     )
 
@@ -210,8 +204,7 @@ def _latency_model(value: Any, where: str, source: str) -> dict[str, Any]:
         raise SuiteError(
             source,
             where,
-            f"must be a latency kind ({', '.join(LATENCY_KINDS)}) or a table "
-            f"with kind = one of them, got {value!r}",
+            f"must be a latency kind ({', '.join(LATENCY_KINDS)}) or a table with kind = one of them, got {value!r}",
         )
     allowed = _LATENCY_FIELDS[spec["kind"]]
     for name, number in spec.items():
@@ -241,13 +234,9 @@ def parse_replay(table: Mapping[str, Any], source: str) -> ReplaySpec:
     if spec.scope not in ("thread", "resource"):
         raise SuiteError(source, "replay.scope", f"must be 'thread' or 'resource', got {spec.scope!r}")
     if spec.ingest not in INGEST_MODES:
-        raise SuiteError(
-            source, "replay.ingest", f"must be one of {', '.join(INGEST_MODES)}, got {spec.ingest!r}"
-        )
+        raise SuiteError(source, "replay.ingest", f"must be one of {', '.join(INGEST_MODES)}, got {spec.ingest!r}")
     if spec.debug_payloads not in ("full", "compact"):
-        raise SuiteError(
-            source, "replay.debug_payloads", f"must be full or compact, got {spec.debug_payloads!r}"
-        )
+        raise SuiteError(source, "replay.debug_payloads", f"must be full or compact, got {spec.debug_payloads!r}")
     try:
         from zoneinfo import ZoneInfo
 
@@ -262,9 +251,7 @@ def parse_phases(table: Mapping[str, Any], source: str) -> tuple[str, ...]:
     known_keys(table, ("run",), "phases", source)
     phases = table.get("run", list(PHASE_ORDER))
     if not isinstance(phases, list) or not phases or any(p not in PHASE_ORDER for p in phases):
-        raise SuiteError(
-            source, "phases.run", f"must be a non-empty list of {', '.join(PHASE_ORDER)}, got {phases!r}"
-        )
+        raise SuiteError(source, "phases.run", f"must be a non-empty list of {', '.join(PHASE_ORDER)}, got {phases!r}")
     if len(set(phases)) != len(phases) or list(phases) != sorted(phases, key=PHASE_ORDER.index):
         raise SuiteError(
             source,
@@ -281,17 +268,13 @@ def parse_scoring(table: Mapping[str, Any], source: str) -> ScoringSpec:
     known_keys(table, ScoringSpec.__slots__, "scoring", source)
     spec = ScoringSpec(**table)
     if spec.verdict not in VERDICT_MODES:
-        raise SuiteError(
-            source, "scoring.verdict", f"must be one of {', '.join(VERDICT_MODES)}, got {spec.verdict!r}"
-        )
+        raise SuiteError(source, "scoring.verdict", f"must be one of {', '.join(VERDICT_MODES)}, got {spec.verdict!r}")
     if spec.on_missing not in ("wrong", "drop"):
         raise SuiteError(source, "scoring.on_missing", f"must be wrong or drop, got {spec.on_missing!r}")
     if not isinstance(spec.retention, bool):
         raise SuiteError(source, "scoring.retention", f"must be true or false, got {spec.retention!r}")
     if spec.judge_prompts is not None and not isinstance(spec.judge_prompts, str):
-        raise SuiteError(
-            source, "scoring.judge_prompts", f"must be a path string, got {spec.judge_prompts!r}"
-        )
+        raise SuiteError(source, "scoring.judge_prompts", f"must be a path string, got {spec.judge_prompts!r}")
     return spec
 
 
@@ -344,9 +327,7 @@ def known_keys(table: Mapping[str, Any], allowed: tuple[str, ...], section: str,
     """Raise :class:`SuiteError` on the first key of ``table`` not in ``allowed``."""
     for key in table:
         if key not in allowed:
-            raise SuiteError(
-                source, f"{section}.{key}", f"unknown key; [{section}] keys are {', '.join(allowed)}"
-            )
+            raise SuiteError(source, f"{section}.{key}", f"unknown key; [{section}] keys are {', '.join(allowed)}")
 
 
 def _is_int(value: Any) -> bool:
@@ -370,15 +351,11 @@ def _positive_int(
     if value is None:
         return None
     if not _is_int(value) or value < (0 if allow_zero else 1):
-        raise SuiteError(
-            source, f"{section}.{key}", f"must be an integer >= {0 if allow_zero else 1}, got {value!r}"
-        )
+        raise SuiteError(source, f"{section}.{key}", f"must be an integer >= {0 if allow_zero else 1}, got {value!r}")
     return value
 
 
-def _non_negative(
-    table: Mapping[str, Any], key: str, section: str, source: str, default: float | None
-) -> float | None:
+def _non_negative(table: Mapping[str, Any], key: str, section: str, source: str, default: float | None) -> float | None:
     value = table.get(key, default)
     if value is None:
         return None

@@ -18,8 +18,9 @@ from omlab.llm.types import ModelRequest, ModelResponse
 MAX_TOOL_ROUNDS = 4
 
 
-async def complete_with_tool(client: Any, request: ModelRequest, tool: Any | None, *,
-                             max_rounds: int = MAX_TOOL_ROUNDS) -> tuple[ModelResponse, list[dict[str, Any]]]:
+async def complete_with_tool(
+    client: Any, request: ModelRequest, tool: Any | None, *, max_rounds: int = MAX_TOOL_ROUNDS
+) -> tuple[ModelResponse, list[dict[str, Any]]]:
     """Run ``request`` through ``client``; while the reply asks for ``recall``, answer the calls
     with ``tool.run`` and ask again. Returns the final response and the tool exchanges made
     (``[{"name", "arguments", "result"}]``). After ``max_rounds`` the tool is withdrawn, so the
@@ -34,16 +35,26 @@ async def complete_with_tool(client: Any, request: ModelRequest, tool: Any | Non
         calls = response.tool_calls
         if not calls:
             return response, exchanges
-        messages.append({
-            "role": "assistant", "content": response.text or None,
-            "tool_calls": [{"id": c["id"], "type": "function",
-                            "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls],
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": response.text or None,
+                "tool_calls": [
+                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for c in calls
+                ],
+            }
+        )
         for call in calls:
             result = _run(tool, call)
             exchanges.append({"name": call["name"], "arguments": call["arguments"], "result": result})
-            messages.append({"role": "tool", "tool_call_id": call["id"],
-                             "content": json.dumps(result, ensure_ascii=False, default=str)})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": json.dumps(result, ensure_ascii=False, default=str),
+                }
+            )
         last_round = round_ + 1 >= max_rounds
         request = dataclasses.replace(request, messages=list(messages), tools=None if last_round else request.tools)
     return response, exchanges

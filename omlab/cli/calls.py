@@ -34,9 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="R",
         help="only this role (repeatable): observer, reflector, extractor, actor, judge",
     )
-    listing.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)"
-    )
+    listing.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)")
     listing.set_defaults(handler=handle_list)
 
 

@@ -47,9 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     synthetic.add_argument("--n-questions", type=int, default=20, metavar="N")
     synthetic.add_argument("--out", required=True, metavar="FILE.jsonl")
     synthetic.set_defaults(handler=handle_synthetic)
-    longmemeval = kinds.add_parser(
-        "longmemeval", help="download a LongMemEval file from the hub (pinned revision)"
-    )
+    longmemeval = kinds.add_parser("longmemeval", help="download a LongMemEval file from the hub (pinned revision)")
     longmemeval.add_argument("--subset", choices=("oracle", "s", "m"), default="oracle")
     longmemeval.add_argument("--revision", default=DEFAULT_REVISION)
     longmemeval.add_argument("--cache-dir", metavar="DIR")
@@ -81,9 +79,7 @@ def handle_synthetic(args: argparse.Namespace) -> int:
 
 
 def handle_longmemeval(args: argparse.Namespace) -> int:
-    info, conversations = load_longmemeval(
-        None, args.subset, revision=args.revision, cache_dir=args.cache_dir
-    )
+    info, conversations = load_longmemeval(None, args.subset, revision=args.revision, cache_dir=args.cache_dir)
     print(f"{info.source}: {len(conversations)} questions, sha256 {info.sha256}")
     return 0
 

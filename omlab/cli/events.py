@@ -49,9 +49,7 @@ def handle_list(args: argparse.Namespace) -> int:
     if args.limit:
         frame = frame.head(args.limit)
     if frame.empty:
-        print(
-            f"no events in run {run_id}" + (" with these filters" if args.types or args.conversation else "")
-        )
+        print(f"no events in run {run_id}" + (" with these filters" if args.types or args.conversation else ""))
         return 0
     if args.payload:
         for _, row in frame.iterrows():

@@ -32,9 +32,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--new", action="store_true", help="always start a new run (no automatic resume)")
     parser.add_argument("--limit", type=_positive, metavar="N", help="at most N conversations")
-    parser.add_argument(
-        "--cache-mode", choices=CACHE_MODES, help="response cache mode (overrides [cache] mode)"
-    )
+    parser.add_argument("--cache-mode", choices=CACHE_MODES, help="response cache mode (overrides [cache] mode)")
     parser.add_argument(
         "--no-prepared",
         action="store_true",

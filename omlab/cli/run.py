@@ -28,9 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "where it stopped when the same command is run again.",
     )
     add_run_options(parser)
-    parser.add_argument(
-        "--report", action="store_true", help="write each run's report (with plots) afterwards"
-    )
+    parser.add_argument("--report", action="store_true", help="write each run's report (with plots) afterwards")
     parser.set_defaults(handler=handle)
 
 

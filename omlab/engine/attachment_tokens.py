@@ -51,9 +51,7 @@ __all__ = [
     "read_image_size",
 ]
 
-_IMAGE_EXTENSIONS = frozenset(
-    {"png", "jpg", "jpeg", "webp", "gif", "bmp", "tiff", "tif", "heic", "heif", "avif"}
-)
+_IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "webp", "gif", "bmp", "tiff", "tif", "heic", "heif", "avif"})
 _PROVIDER_ALIASES = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
 _GEMINI_3_TOKENS = {"low": 280, "medium": 560, "high": 1120, "ultra_high": 2240, "unspecified": 1120}
 _GOOGLE_TILE_TOKENS = 258
@@ -448,9 +446,7 @@ def _image_estimate(part: Part, model: ModelRef) -> AttachmentEstimate:
                 effective = "high" if stats.size_bytes > _MB else "low"
             else:
                 effective = "low"
-        tiles = (
-            _openai_high_detail_tiles(width, height, stats.size_bytes, pricing) if effective == "high" else 0
-        )
+        tiles = _openai_high_detail_tiles(width, height, stats.size_bytes, pricing) if effective == "high" else 0
         tokens = pricing.base_tokens + tiles * pricing.tile_tokens
         described |= {
             "estimator": "openai" if model.provider == "openai" else "fallback",

@@ -257,9 +257,7 @@ def filter_tool_result(value: Any, rule: AttachmentRule, observer_model: Any = N
     return {**value, key: kept} if changed else value
 
 
-def filter_parts_for_observer(
-    message: Message, rule: AttachmentRule, observer_model: Any = None
-) -> list[Part]:
+def filter_parts_for_observer(message: Message, rule: AttachmentRule, observer_model: Any = None) -> list[Part]:
     """The message's parts as the Observer model may receive them: attachments the rule refuses
     are dropped (the transcript still shows their placeholders) and tool results lose refused
     attachment blocks (replaced by placeholders). Parts are never mutated; changed ones are copies."""
@@ -270,11 +268,7 @@ def filter_parts_for_observer(
                 out.append(part)
         elif part.type == "tool-invocation" and part.result is not None:
             filtered = filter_tool_result(part.result, rule, observer_model)
-            out.append(
-                part
-                if filtered is part.result
-                else dataclasses.replace(part, result=filtered, token_cache={})
-            )
+            out.append(part if filtered is part.result else dataclasses.replace(part, result=filtered, token_cache={}))
         else:
             out.append(part)
     return out
@@ -331,9 +325,7 @@ def attachment_content_parts(
                 labelled_image = part.type == "image" or (part.mime_type or "").startswith("image/")
                 slot = 0 if labelled_image else 1
                 counter[slot] += 1
-                if not is_image_part(part) or not attachment_allowed(
-                    part, rule, observer_model=observer_model
-                ):
+                if not is_image_part(part) or not attachment_allowed(part, rule, observer_model=observer_model):
                     continue
                 url = _image_url(part.data, attachment_mime_type(part))
                 if url is None:
@@ -356,9 +348,7 @@ def attachment_content_parts(
                     url = _image_url(data, mime)
                     if url is None:
                         continue
-                    out.append(
-                        {"type": "text", "text": f"[Image from tool result {part.tool_name or 'tool'}]"}
-                    )
+                    out.append({"type": "text", "text": f"[Image from tool result {part.tool_name or 'tool'}]"})
                     out.append(_image_content(url, block.get("detail")))
     return out
 

@@ -59,8 +59,9 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
     await maybe_start_buffering(om, live, result)
 
 
-async def maybe_start_buffering(om: ObservationalMemory, live: LiveMemory, result: StepResult, *,
-                                idle: bool = False) -> None:
+async def maybe_start_buffering(
+    om: ObservationalMemory, live: LiveMemory, result: StepResult, *, idle: bool = False
+) -> None:
     """Start a background Observer when pending tokens crossed a new ``bufferTokens`` interval
     (``idle``: at the end of a turn with ``bufferOnIdle``, without the interval and size checks)."""
     cfg = om.config.observation
@@ -84,8 +85,9 @@ async def maybe_start_buffering(om: ObservationalMemory, live: LiveMemory, resul
     await _start_buffer(om, live, candidates, new_tokens, result)
 
 
-async def _start_buffer(om: ObservationalMemory, live: LiveMemory, candidates: list[Any], new_tokens: int,
-                        result: StepResult) -> None:
+async def _start_buffer(
+    om: ObservationalMemory, live: LiveMemory, candidates: list[Any], new_tokens: int, result: StepResult
+) -> None:
     record = live.record
     cycle_id = new_cycle_id("buffer-obs")
     started = om.clock.now()
@@ -97,12 +99,23 @@ async def _start_buffer(om: ObservationalMemory, live: LiveMemory, candidates: l
             c.observations for c in record.buffered_chunks if c.observations
         )
     base = {"cycleId": cycle_id, "operationType": "observation", "recordId": record.id, "threadId": live.thread_id}
-    om.events.data("data-om-buffering-start", {
-        **base, "startedAt": iso(started), "tokensToBuffer": new_tokens, "threadIds": [live.thread_id],
-        "config": om.marker_config(),
-    })
-    hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": "async-buffer",
-                 "cycleId": cycle_id, "operationType": "observation"}
+    om.events.data(
+        "data-om-buffering-start",
+        {
+            **base,
+            "startedAt": iso(started),
+            "tokensToBuffer": new_tokens,
+            "threadIds": [live.thread_id],
+            "config": om.marker_config(),
+        },
+    )
+    hook_base = {
+        "threadId": live.thread_id,
+        "resourceId": live.resource_id,
+        "trigger": "async-buffer",
+        "cycleId": cycle_id,
+        "operationType": "observation",
+    }
     await call_hook(om.config.hooks, "on_observation_start", hook_base)
     extraction = extraction_step.prepare(om, live, om.storage.get_thread(live.thread_id), "observation")
 
@@ -120,16 +133,27 @@ async def _start_buffer(om: ObservationalMemory, live: LiveMemory, candidates: l
         )
 
     async def commit(observed: Any, error: BaseException | None) -> None:
-        await _commit_buffer(om, live, cycle_id, candidates, new_tokens, started, base, hook_base, observed, error,
-                             extraction)
+        await _commit_buffer(
+            om, live, cycle_id, candidates, new_tokens, started, base, hook_base, observed, error, extraction
+        )
 
     result.buffering_started = True
     await om.scheduler.submit(live.obs_key, work, commit, cost=observer_cost, lock=live.lock)
 
 
-async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: str, candidates: list[Any],
-                         new_tokens: int, started: Any, base: dict, hook_base: dict, observed: Any,
-                         error: BaseException | None, extraction: extraction_step.ExtractionSetup) -> None:
+async def _commit_buffer(
+    om: ObservationalMemory,
+    live: LiveMemory,
+    cycle_id: str,
+    candidates: list[Any],
+    new_tokens: int,
+    started: Any,
+    base: dict,
+    hook_base: dict,
+    observed: Any,
+    error: BaseException | None,
+    extraction: extraction_step.ExtractionSetup,
+) -> None:
     ids = [m.id for m in candidates]
     live.in_flight_ids.difference_update(ids)
     now = om.clock.now()
@@ -139,10 +163,16 @@ async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: st
         error = RuntimeError("superseded: its messages were observed synchronously while it ran")
     if error is not None:
         live.buffer_boundary = 0  # let the next step try again
-        om.events.data("data-om-buffering-failed", {
-            **base, "failedAt": iso(now), "durationMs": duration_ms(started, now, latency),
-            "tokensAttempted": new_tokens, "error": str(error),
-        })
+        om.events.data(
+            "data-om-buffering-failed",
+            {
+                **base,
+                "failedAt": iso(now),
+                "durationMs": duration_ms(started, now, latency),
+                "tokensAttempted": new_tokens,
+                "error": str(error),
+            },
+        )
         await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(error)})
         return
     output = observed.output
@@ -170,16 +200,31 @@ async def _commit_buffer(om: ObservationalMemory, live: LiveMemory, cycle_id: st
     record.buffered_chunks = [*record.buffered_chunks, chunk]
     record.updated_at = now
     om.storage.save_record(record)
-    om.events.data("data-om-buffering-end", {
-        **base, "recordId": record.id, "completedAt": iso(now), "durationMs": duration_ms(started, now, latency),
-        "tokensBuffered": new_tokens, "bufferedTokens": sum(c.token_count for c in record.buffered_chunks),
-        "observations": text, **extraction_step.event_fields(extracted),
-    })
-    await call_hook(om.config.hooks, "on_observation_end", {
-        **hook_base, "usage": usage_dict(observed.usage), "costUsd": observed.cost_usd,
-        "providerMetadata": observed.responses[-1].provider_metadata, "model": observed.responses[-1].model,
-        "error": None,
-    })
+    om.events.data(
+        "data-om-buffering-end",
+        {
+            **base,
+            "recordId": record.id,
+            "completedAt": iso(now),
+            "durationMs": duration_ms(started, now, latency),
+            "tokensBuffered": new_tokens,
+            "bufferedTokens": sum(c.token_count for c in record.buffered_chunks),
+            "observations": text,
+            **extraction_step.event_fields(extracted),
+        },
+    )
+    await call_hook(
+        om.config.hooks,
+        "on_observation_end",
+        {
+            **hook_base,
+            "usage": usage_dict(observed.usage),
+            "costUsd": observed.cost_usd,
+            "providerMetadata": observed.responses[-1].provider_metadata,
+            "model": observed.responses[-1].model,
+            "error": None,
+        },
+    )
 
 
 def _without_hints(output: Any) -> Any:
@@ -189,8 +234,16 @@ def _without_hints(output: Any) -> Any:
     return dataclasses.replace(output, current_task=None, suggested_response=None, thread_title=None)
 
 
-async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
-                   force_max: bool = False, force_all: bool = False, details: dict | None = None) -> int:
+async def activate(
+    om: ObservationalMemory,
+    live: LiveMemory,
+    trigger: str,
+    result: StepResult,
+    *,
+    force_max: bool = False,
+    force_all: bool = False,
+    details: dict | None = None,
+) -> int:
     """Move a prefix of the buffered chunks into the log; returns how many were activated."""
     record = live.record
     chunks = record.buffered_chunks
@@ -208,7 +261,11 @@ async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, resu
     text = record.active_observations
     for chunk in activated:
         if chunk.observations:
-            text = append_with_boundary(text, chunk.observations, chunk.last_observed_at) if text.strip() else chunk.observations
+            text = (
+                append_with_boundary(text, chunk.observations, chunk.last_observed_at)
+                if text.strip()
+                else chunk.observations
+            )
     record.active_observations = text
     record.observation_token_count = om.counter.count_log(text)
     previous_cursor = record.last_observed_at
@@ -227,41 +284,73 @@ async def activate(om: ObservationalMemory, live: LiveMemory, trigger: str, resu
     thread = om.storage.get_thread(live.thread_id)
     if hinted:
         last = hinted[-1]
-        om.update_thread_hints(thread, live, last.cycle_id, last.current_task, last.suggested_continuation,
-                               last.thread_title)
+        om.update_thread_hints(
+            thread, live, last.cycle_id, last.current_task, last.suggested_continuation, last.thread_title
+        )
     om.storage.save_record(record)
     live.remove(ids)
     live.buffer_boundary = 0
 
     now = om.clock.now()
     for chunk, chunk_tokens in zip(activated, tokens[:count]):
-        om.events.data("data-om-activation", {
-            "cycleId": chunk.cycle_id, "operationType": "observation", "activatedAt": iso(now),
-            "chunksActivated": count, "tokensActivated": chunk_tokens, "observationTokens": chunk.token_count,
-            "messagesActivated": len(chunk.message_ids), "recordId": record.id, "threadId": live.thread_id,
-            "generationCount": record.generation_count, "config": om.marker_config(),
-            "observations": chunk.observations, "triggeredBy": trigger, **(details or {}),
-        })
+        om.events.data(
+            "data-om-activation",
+            {
+                "cycleId": chunk.cycle_id,
+                "operationType": "observation",
+                "activatedAt": iso(now),
+                "chunksActivated": count,
+                "tokensActivated": chunk_tokens,
+                "observationTokens": chunk.token_count,
+                "messagesActivated": len(chunk.message_ids),
+                "recordId": record.id,
+                "threadId": live.thread_id,
+                "generationCount": record.generation_count,
+                "config": om.marker_config(),
+                "observations": chunk.observations,
+                "triggeredBy": trigger,
+                **(details or {}),
+            },
+        )
     result.activated = True
     result.activations += count
     result.observed_message_ids.extend(ids)
     return count
 
 
-async def activate_on_triggers(om: ObservationalMemory, live: LiveMemory, actor_model: str | None,
-                               result: StepResult) -> None:
+async def activate_on_triggers(
+    om: ObservationalMemory, live: LiveMemory, actor_model: str | None, result: StepResult
+) -> None:
     """Idle-TTL and provider-change activation, checked at the start of a step."""
     if not live.record.buffered_chunks:
         return
     cfg = om.config.observation
-    if cfg.activate_on_provider_change and actor_model and live.last_actor_model and actor_model != live.last_actor_model:
-        await activate(om, live, "provider_change", result, details={
-            "previousModel": live.last_actor_model, "currentModel": actor_model})
+    if (
+        cfg.activate_on_provider_change
+        and actor_model
+        and live.last_actor_model
+        and actor_model != live.last_actor_model
+    ):
+        await activate(
+            om,
+            live,
+            "provider_change",
+            result,
+            details={"previousModel": live.last_actor_model, "currentModel": actor_model},
+        )
         return
     ttl = activation_ttl_ms(cfg.activate_after_idle, actor_model or live.last_actor_model)
     if ttl is None or live.last_activity_at is None:
         return
     idle_ms = (om.clock.now() - live.last_activity_at).total_seconds() * 1000
     if idle_ms >= ttl:
-        await activate(om, live, "ttl", result, details={
-            "lastActivityAt": int(live.last_activity_at.timestamp() * 1000), "ttlExpiredMs": int(idle_ms - ttl)})
+        await activate(
+            om,
+            live,
+            "ttl",
+            result,
+            details={
+                "lastActivityAt": int(live.last_activity_at.timestamp() * 1000),
+                "ttlExpiredMs": int(idle_ms - ttl),
+            },
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -16,23 +16,22 @@ class SystemClock:
     """The wall clock."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class VirtualClock:
     """A clock that only moves when told to (replays, tests). It never moves backwards."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = (start or datetime(2025, 1, 1, tzinfo=timezone.utc)).astimezone(timezone.utc)
+        self._now = (start or datetime(2025, 1, 1, tzinfo=UTC)).astimezone(UTC)
 
     def now(self) -> datetime:
         return self._now
 
     def set(self, when: datetime) -> None:
         """Move to ``when`` if it is later than now (a replay's message timestamps)."""
-        when = when.astimezone(timezone.utc)
-        if when > self._now:
-            self._now = when
+        when = when.astimezone(UTC)
+        self._now = max(self._now, when)
 
     def advance(self, seconds: float) -> datetime:
         self._now += timedelta(seconds=seconds)

@@ -215,8 +215,7 @@ class OMConfig:
         resource scope turns ``obscureThreadIds`` on unless it is given.
         """
         if not isinstance(serialized, Mapping):
-            raise ConfigError("SerializedMemoryConfig",
-                              f"expected a mapping, got {type(serialized).__name__}")
+            raise ConfigError("SerializedMemoryConfig", f"expected a mapping, got {type(serialized).__name__}")
         given = _normalize(serialized, _MEMORY_KEYS, "")
         om = given.pop("observational_memory", None)
         options = given.get("options")
@@ -226,16 +225,18 @@ class OMConfig:
             nested_key = next((k for k in ("observationalMemory", "observational_memory") if k in options), None)
             if nested_key is not None:
                 if om is not None:
-                    raise ConfigError("observationalMemory", "given both at the top level and under "
-                                                             "options; keep one")
+                    raise ConfigError("observationalMemory", "given both at the top level and under options; keep one")
                 om = options[nested_key]
                 given["options"] = {k: v for k, v in options.items() if k != nested_key}
         extra = {_MEMORY_KEYS[k]: copy.deepcopy(v) for k, v in given.items()}
         config = _build(_unwrap(om if om is not None else False), via_memory=True)
         if config.retrieval is not None and config.retrieval.vector and extra.get("vector") is False:
-            raise ConfigError("retrieval.vector", "semantic recall needs the memory's vector store, "
-                                                  "but the memory config sets vector: false; enable "
-                                                  "a vector store or set retrieval.vector to false")
+            raise ConfigError(
+                "retrieval.vector",
+                "semantic recall needs the memory's vector store, "
+                "but the memory config sets vector: false; enable "
+                "a vector store or set retrieval.vector to false",
+            )
         return replace(config, extra=extra)
 
     @classmethod
@@ -266,8 +267,9 @@ class OMConfig:
         """Whether background buffering (observation and reflection) is on."""
         return self.observation.async_enabled
 
-    def with_overrides(self, message_tokens: int | TokenRange | Mapping[str, int] | None = None,
-                       observation_tokens: int | None = None) -> OMConfig:
+    def with_overrides(
+        self, message_tokens: int | TokenRange | Mapping[str, int] | None = None, observation_tokens: int | None = None
+    ) -> OMConfig:
         """This config with per-record threshold overrides applied (om-reference §2.11).
 
         A ``message_tokens`` override at or below ``buffer_tokens``, or at or below an absolute
@@ -280,8 +282,9 @@ class OMConfig:
         obs, refl = self.observation, self.reflection
         if observation_tokens is not None:
             tokens = _positive_int(observation_tokens, "reflection.observationTokens")
-            refl = replace(refl, observation_tokens=tokens,
-                           block_after=_rescale(refl.block_after, refl.observation_tokens, tokens))
+            refl = replace(
+                refl, observation_tokens=tokens, block_after=_rescale(refl.block_after, refl.observation_tokens, tokens)
+            )
             if self.share_token_budget and isinstance(obs.message_tokens, TokenRange):
                 base = obs.message_tokens.min
                 obs = replace(obs, message_tokens=TokenRange(base, base + tokens))
@@ -289,15 +292,19 @@ class OMConfig:
             value = _message_tokens(message_tokens, "observation.messageTokens")
             new_max = max_threshold(value)
             below_buffer = obs.buffer_tokens is not None and new_max <= obs.buffer_tokens
-            below_retention = (obs.buffer_activation is not None
-                               and obs.buffer_activation >= ABSOLUTE_ACTIVATION_FROM
-                               and new_max <= obs.buffer_activation)
+            below_retention = (
+                obs.buffer_activation is not None
+                and obs.buffer_activation >= ABSOLUTE_ACTIVATION_FROM
+                and new_max <= obs.buffer_activation
+            )
             if not (below_buffer or below_retention):
                 if self.share_token_budget and isinstance(value, int):
                     value = TokenRange(value, value + refl.observation_tokens)
-                obs = replace(obs, message_tokens=value,
-                              block_after=_rescale(obs.block_after, obs.max_message_tokens,
-                                                   max_threshold(value)))
+                obs = replace(
+                    obs,
+                    message_tokens=value,
+                    block_after=_rescale(obs.block_after, obs.max_message_tokens, max_threshold(value)),
+                )
         return replace(self, observation=obs, reflection=refl)
 
     # --- provenance ---
@@ -319,9 +326,13 @@ class OMConfig:
             "activate_on_provider_change": self.activate_on_provider_change,
             "share_token_budget": self.share_token_budget,
             "temporal_markers": self.temporal_markers,
-            "retrieval": None if self.retrieval is None else {
-                "vector": self.retrieval.vector, "scope": self.retrieval.scope,
-                "instructions": self.retrieval.instructions},
+            "retrieval": None
+            if self.retrieval is None
+            else {
+                "vector": self.retrieval.vector,
+                "scope": self.retrieval.scope,
+                "instructions": self.retrieval.instructions,
+            },
             "obscure_thread_ids": self.obscure_thread_ids,
             "observation": {
                 "model": _describe_model(obs.model),
@@ -329,9 +340,11 @@ class OMConfig:
                 "thread_title": obs.thread_title,
                 "extract": [_describe_extractor(e) for e in obs.extract],
                 "manage_working_memory": obs.manage_working_memory,
-                "observe_attachments": (list(obs.observe_attachments)
-                                        if isinstance(obs.observe_attachments, tuple)
-                                        else obs.observe_attachments),
+                "observe_attachments": (
+                    list(obs.observe_attachments)
+                    if isinstance(obs.observe_attachments, tuple)
+                    else obs.observe_attachments
+                ),
                 "message_tokens": _threshold_dict(obs.message_tokens),
                 "max_tokens_per_batch": obs.max_tokens_per_batch,
                 "model_settings": _settings_dict(obs.model_settings),
@@ -360,8 +373,11 @@ class OMConfig:
             },
         }
         if include_runtime:
-            snapshot["hooks"] = None if self.hooks is None else {
-                name: _describe_callable(getattr(self.hooks, name)) for name in _HOOK_FIELDS}
+            snapshot["hooks"] = (
+                None
+                if self.hooks is None
+                else {name: _describe_callable(getattr(self.hooks, name)) for name in _HOOK_FIELDS}
+            )
             snapshot["on_debug_event"] = _describe_callable(self.on_debug_event)
             snapshot["storage"] = None if self.storage is None else _type_name(self.storage)
             snapshot["extra"] = _json_safe(self.extra)
@@ -373,8 +389,9 @@ class OMConfig:
         Computed over ``to_dict(include_runtime=False)`` serialised with sorted keys, so equal
         configs hash equally across processes, and hooks or storage choice do not change it.
         """
-        text = json.dumps(self.to_dict(include_runtime=False), sort_keys=True,
-                          separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(
+            self.to_dict(include_runtime=False), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -390,17 +407,55 @@ def _keys(*camel: str) -> dict[str, str]:
     return {_snake(name): name for name in camel}
 
 
-_TOP_KEYS = _keys("enabled", "model", "scope", "activateAfterIdle", "activateOnProviderChange",
-                  "shareTokenBudget", "temporalMarkers", "retrieval", "hooks", "observation",
-                  "reflection", "storage", "onDebugEvent", "obscureThreadIds")
-_OBSERVATION_KEYS = _keys("model", "instruction", "threadTitle", "extract", "manageWorkingMemory",
-                          "observeAttachments", "messageTokens", "maxTokensPerBatch", "modelSettings",
-                          "providerOptions", "bufferTokens", "bufferOnIdle", "bufferActivation",
-                          "activateAfterIdle", "activateOnProviderChange", "blockAfter",
-                          "previousObserverTokens", "failurePolicy", "maxRetries")
-_REFLECTION_KEYS = _keys("model", "instruction", "extract", "observationTokens", "modelSettings",
-                         "providerOptions", "bufferActivation", "activateAfterIdle",
-                         "activateOnProviderChange", "blockAfter")
+_TOP_KEYS = _keys(
+    "enabled",
+    "model",
+    "scope",
+    "activateAfterIdle",
+    "activateOnProviderChange",
+    "shareTokenBudget",
+    "temporalMarkers",
+    "retrieval",
+    "hooks",
+    "observation",
+    "reflection",
+    "storage",
+    "onDebugEvent",
+    "obscureThreadIds",
+)
+_OBSERVATION_KEYS = _keys(
+    "model",
+    "instruction",
+    "threadTitle",
+    "extract",
+    "manageWorkingMemory",
+    "observeAttachments",
+    "messageTokens",
+    "maxTokensPerBatch",
+    "modelSettings",
+    "providerOptions",
+    "bufferTokens",
+    "bufferOnIdle",
+    "bufferActivation",
+    "activateAfterIdle",
+    "activateOnProviderChange",
+    "blockAfter",
+    "previousObserverTokens",
+    "failurePolicy",
+    "maxRetries",
+)
+_REFLECTION_KEYS = _keys(
+    "model",
+    "instruction",
+    "extract",
+    "observationTokens",
+    "modelSettings",
+    "providerOptions",
+    "bufferActivation",
+    "activateAfterIdle",
+    "activateOnProviderChange",
+    "blockAfter",
+)
 _MODEL_SETTINGS_KEYS = _keys("temperature", "maxOutputTokens")
 _RETRIEVAL_KEYS = _keys("vector", "scope", "instructions")
 _HOOK_KEYS = _keys("onObservationStart", "onObservationEnd", "onReflectionStart", "onReflectionEnd")
@@ -426,8 +481,9 @@ def _normalize(raw: Mapping[str, Any], keys: Mapping[str, str], prefix: str) -> 
             hint = f"did you mean {keys.get(close[0], close[0])!r}? " if close else ""
             raise ConfigError(f"{prefix}{key}", f"unknown option; {hint}valid options here: {valid}")
         if snake in spelled:
-            raise ConfigError(f"{prefix}{keys[snake]}",
-                              f"given twice (as {spelled[snake]!r} and {key!r}); keep one spelling")
+            raise ConfigError(
+                f"{prefix}{keys[snake]}", f"given twice (as {spelled[snake]!r} and {key!r}); keep one spelling"
+            )
         spelled[snake] = key
         if value is not None:
             out[snake] = value
@@ -450,15 +506,18 @@ def _unwrap(options: Any) -> Mapping[str, Any] | bool:
     if options is False:
         return False
     if not isinstance(options, Mapping):
-        raise ConfigError("observationalMemory",
-                          f"expected true, false or an object of options, got {type(options).__name__}")
+        raise ConfigError(
+            "observationalMemory", f"expected true, false or an object of options, got {type(options).__name__}"
+        )
     wrapper = [k for k in ("observationalMemory", "observational_memory") if k in options]
     if wrapper:
         if len(options) > 1:
             others = sorted(str(k) for k in options if k not in wrapper)
-            raise ConfigError("observationalMemory",
-                              f"found beside {others}; for a SerializedMemoryConfig use "
-                              f"OMConfig.from_memory_config, otherwise pass the option object alone")
+            raise ConfigError(
+                "observationalMemory",
+                f"found beside {others}; for a SerializedMemoryConfig use "
+                f"OMConfig.from_memory_config, otherwise pass the option object alone",
+            )
         return _unwrap(options[wrapper[0]])
     return options
 
@@ -494,27 +553,32 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
     observer_model, reflector_model, top_model = _resolve_models(top, obs, refl)
 
     # thresholds
-    message_tokens = _message_tokens(obs.get("message_tokens", DEFAULT_MESSAGE_TOKENS),
-                                     "observation.messageTokens")
-    observation_tokens = _positive_int(refl.get("observation_tokens", DEFAULT_OBSERVATION_TOKENS),
-                                       "reflection.observationTokens")
+    message_tokens = _message_tokens(obs.get("message_tokens", DEFAULT_MESSAGE_TOKENS), "observation.messageTokens")
+    observation_tokens = _positive_int(
+        refl.get("observation_tokens", DEFAULT_OBSERVATION_TOKENS), "reflection.observationTokens"
+    )
     if share:
         if isinstance(message_tokens, TokenRange):
-            raise ConfigError("observation.messageTokens",
-                              "a {min, max} range cannot be combined with shareTokenBudget, which "
-                              "builds the range itself; give a number")
+            raise ConfigError(
+                "observation.messageTokens",
+                "a {min, max} range cannot be combined with shareTokenBudget, which "
+                "builds the range itself; give a number",
+            )
         message_tokens = TokenRange(message_tokens, message_tokens + observation_tokens)
     threshold = max_threshold(message_tokens)
 
     # raw async options: type and range first, then how they combine
     raw_buffer = obs.get("buffer_tokens")
     if raw_buffer is not None and raw_buffer is not False:
-        raw_buffer = _number(raw_buffer, "observation.bufferTokens",
-                             "a ratio in (0, 1), an absolute token count, or false")
+        raw_buffer = _number(
+            raw_buffer, "observation.bufferTokens", "a ratio in (0, 1), an absolute token count, or false"
+        )
         if raw_buffer <= 0:
-            raise ConfigError("observation.bufferTokens",
-                              f"must be > 0, got {raw_buffer}; use a ratio such as 0.2, an absolute "
-                              f"count such as 5000, or false to disable buffering")
+            raise ConfigError(
+                "observation.bufferTokens",
+                f"must be > 0, got {raw_buffer}; use a ratio such as 0.2, an absolute "
+                f"count such as 5000, or false to disable buffering",
+            )
     raw_activation = obs.get("buffer_activation")
     if raw_activation is not None:
         raw_activation = _observation_buffer_activation(raw_activation, threshold)
@@ -525,58 +589,82 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
     if raw_refl_activation is not None:
         raw_refl_activation = _number(raw_refl_activation, "reflection.bufferActivation", "a ratio in (0, 1]")
         if not 0 < raw_refl_activation <= 1:
-            raise ConfigError("reflection.bufferActivation",
-                              f"must be a ratio in (0, 1] of observationTokens, got {raw_refl_activation}; "
-                              f"0.5 starts background reflection at half the threshold")
+            raise ConfigError(
+                "reflection.bufferActivation",
+                f"must be a ratio in (0, 1] of observationTokens, got {raw_refl_activation}; "
+                f"0.5 starts background reflection at half the threshold",
+            )
     raw_refl_block = refl.get("block_after")
     if raw_refl_block is not None:
         raw_refl_block = _block_after_raw(raw_refl_block, "reflection.blockAfter", "observationTokens")
 
-    explicit_async = [name for name, value in (
-        ("observation.bufferTokens", raw_buffer if raw_buffer is not False else None),
-        ("observation.bufferActivation", raw_activation),
-        ("observation.blockAfter", raw_block),
-        ("reflection.bufferActivation", raw_refl_activation),
-        ("reflection.blockAfter", raw_refl_block)) if value is not None]
+    explicit_async = [
+        name
+        for name, value in (
+            ("observation.bufferTokens", raw_buffer if raw_buffer is not False else None),
+            ("observation.bufferActivation", raw_activation),
+            ("observation.blockAfter", raw_block),
+            ("reflection.bufferActivation", raw_refl_activation),
+            ("reflection.blockAfter", raw_refl_block),
+        )
+        if value is not None
+    ]
     async_off = raw_buffer is False or (scope == "resource" and not explicit_async)
     if scope == "resource" and not async_off:
-        raise ConfigError(explicit_async[0],
-                          "async buffering is not supported with scope 'resource' (it is disabled "
-                          "there automatically); remove this option, set observation: { bufferTokens: "
-                          "false }, or use scope: 'thread'")
+        raise ConfigError(
+            explicit_async[0],
+            "async buffering is not supported with scope 'resource' (it is disabled "
+            "there automatically); remove this option, set observation: { bufferTokens: "
+            "false }, or use scope: 'thread'",
+        )
     if share and not async_off:
         raise ConfigError("shareTokenBudget", _SHARE_BUDGET_FIX)
 
     if async_off:
         for name, value in (("observation.blockAfter", raw_block), ("reflection.blockAfter", raw_refl_block)):
             if value is not None:
-                reason = ("shareTokenBudget" if share else "scope 'resource'" if raw_buffer is not False
-                          else "observation.bufferTokens: false")
-                raise ConfigError(name, f"only applies with async buffering, which is off ({reason}); "
-                                        f"remove blockAfter or enable buffering")
+                reason = (
+                    "shareTokenBudget"
+                    if share
+                    else "scope 'resource'"
+                    if raw_buffer is not False
+                    else "observation.bufferTokens: false"
+                )
+                raise ConfigError(
+                    name,
+                    f"only applies with async buffering, which is off ({reason}); "
+                    f"remove blockAfter or enable buffering",
+                )
         buffer_tokens = buffer_activation = block_after = None
         refl_activation = refl_block_after = None
     else:
-        buffer_tokens = resolve_buffer_tokens(DEFAULT_BUFFER_TOKENS if raw_buffer is None else raw_buffer,
-                                              message_tokens)
+        buffer_tokens = resolve_buffer_tokens(
+            DEFAULT_BUFFER_TOKENS if raw_buffer is None else raw_buffer, message_tokens
+        )
         if buffer_tokens <= 0 or buffer_tokens >= threshold:
-            raise ConfigError("observation.bufferTokens",
-                              f"resolves to {buffer_tokens} tokens, which must be > 0 and less than "
-                              f"messageTokens ({threshold}); use a smaller ratio or count, or false "
-                              f"to disable buffering")
+            raise ConfigError(
+                "observation.bufferTokens",
+                f"resolves to {buffer_tokens} tokens, which must be > 0 and less than "
+                f"messageTokens ({threshold}); use a smaller ratio or count, or false "
+                f"to disable buffering",
+            )
         buffer_activation = DEFAULT_BUFFER_ACTIVATION if raw_activation is None else raw_activation
         block_after = _resolve_block(raw_block, threshold, "observation.blockAfter", "messageTokens")
-        refl_activation = (DEFAULT_REFLECTION_BUFFER_ACTIVATION if raw_refl_activation is None
-                           else raw_refl_activation)
-        refl_block_after = _resolve_block(raw_refl_block, observation_tokens, "reflection.blockAfter",
-                                          "observationTokens")
+        refl_activation = DEFAULT_REFLECTION_BUFFER_ACTIVATION if raw_refl_activation is None else raw_refl_activation
+        refl_block_after = _resolve_block(
+            raw_refl_block, observation_tokens, "reflection.blockAfter", "observationTokens"
+        )
 
     top_idle = parse_activate_after_idle(top.get("activate_after_idle"), "activateAfterIdle")
     top_provider_change = _bool(top.get("activate_on_provider_change", False), "activateOnProviderChange")
-    obs_idle = (parse_activate_after_idle(obs["activate_after_idle"], "observation.activateAfterIdle")
-                if "activate_after_idle" in obs else top_idle)
-    obs_provider_change = _bool(obs.get("activate_on_provider_change", top_provider_change),
-                                "observation.activateOnProviderChange")
+    obs_idle = (
+        parse_activate_after_idle(obs["activate_after_idle"], "observation.activateAfterIdle")
+        if "activate_after_idle" in obs
+        else top_idle
+    )
+    obs_provider_change = _bool(
+        obs.get("activate_on_provider_change", top_provider_change), "observation.activateOnProviderChange"
+    )
 
     observation = ObservationConfig(
         model=observer_model.model,
@@ -586,12 +674,15 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
         manage_working_memory=_bool(obs.get("manage_working_memory", False), "observation.manageWorkingMemory"),
         observe_attachments=_observe_attachments(obs.get("observe_attachments", True)),
         message_tokens=message_tokens,
-        max_tokens_per_batch=_positive_int(obs.get("max_tokens_per_batch", DEFAULT_MAX_TOKENS_PER_BATCH),
-                                           "observation.maxTokensPerBatch"),
-        model_settings=_model_settings(obs.get("model_settings"), "observation.modelSettings",
-                                       OBSERVER_TEMPERATURE, observer_model.is_default),
-        provider_options=_provider_options(obs.get("provider_options"), "observation.providerOptions",
-                                           OBSERVER_PROVIDER_OPTIONS),
+        max_tokens_per_batch=_positive_int(
+            obs.get("max_tokens_per_batch", DEFAULT_MAX_TOKENS_PER_BATCH), "observation.maxTokensPerBatch"
+        ),
+        model_settings=_model_settings(
+            obs.get("model_settings"), "observation.modelSettings", OBSERVER_TEMPERATURE, observer_model.is_default
+        ),
+        provider_options=_provider_options(
+            obs.get("provider_options"), "observation.providerOptions", OBSERVER_PROVIDER_OPTIONS
+        ),
         buffer_tokens=buffer_tokens,
         buffer_on_idle=_bool(obs.get("buffer_on_idle", False), "observation.bufferOnIdle"),
         buffer_activation=buffer_activation,
@@ -599,26 +690,29 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
         activate_on_provider_change=obs_provider_change,
         block_after=block_after,
         previous_observer_tokens=_previous_observer_tokens(
-            obs.get("previous_observer_tokens", DEFAULT_PREVIOUS_OBSERVER_TOKENS)),
-        failure_policy=_choice(obs.get("failure_policy", "abort"), ("abort", "continue"),
-                               "observation.failurePolicy"),
-        max_retries=(None if obs.get("max_retries") is None
-                     else _non_negative_int(obs["max_retries"], "observation.maxRetries")),
+            obs.get("previous_observer_tokens", DEFAULT_PREVIOUS_OBSERVER_TOKENS)
+        ),
+        failure_policy=_choice(obs.get("failure_policy", "abort"), ("abort", "continue"), "observation.failurePolicy"),
+        max_retries=(
+            None if obs.get("max_retries") is None else _non_negative_int(obs["max_retries"], "observation.maxRetries")
+        ),
     )
     reflection = ReflectionConfig(
         model=reflector_model.model,
         instruction=_optional_str(refl.get("instruction"), "reflection.instruction"),
         extract=_extractors(refl.get("extract"), "reflection.extract"),
         observation_tokens=observation_tokens,
-        model_settings=_model_settings(refl.get("model_settings"), "reflection.modelSettings",
-                                       REFLECTOR_TEMPERATURE, reflector_model.is_default),
-        provider_options=_provider_options(refl.get("provider_options"), "reflection.providerOptions",
-                                           REFLECTOR_PROVIDER_OPTIONS),
+        model_settings=_model_settings(
+            refl.get("model_settings"), "reflection.modelSettings", REFLECTOR_TEMPERATURE, reflector_model.is_default
+        ),
+        provider_options=_provider_options(
+            refl.get("provider_options"), "reflection.providerOptions", REFLECTOR_PROVIDER_OPTIONS
+        ),
         buffer_activation=refl_activation,
-        activate_after_idle=parse_activate_after_idle(refl.get("activate_after_idle"),
-                                                      "reflection.activateAfterIdle"),
-        activate_on_provider_change=_bool(refl.get("activate_on_provider_change", False),
-                                          "reflection.activateOnProviderChange"),
+        activate_after_idle=parse_activate_after_idle(refl.get("activate_after_idle"), "reflection.activateAfterIdle"),
+        activate_on_provider_change=_bool(
+            refl.get("activate_on_provider_change", False), "reflection.activateOnProviderChange"
+        ),
         block_after=refl_block_after,
     )
     obscure_default = via_memory and scope == "resource"
@@ -656,17 +750,21 @@ class _SelectedModel:
     is_default: bool
 
 
-def _resolve_models(top: dict[str, Any], obs: dict[str, Any],
-                    refl: dict[str, Any]) -> tuple[_SelectedModel, _SelectedModel, Any]:
+def _resolve_models(
+    top: dict[str, Any], obs: dict[str, Any], refl: dict[str, Any]
+) -> tuple[_SelectedModel, _SelectedModel, Any]:
     """Observer: top → observation → reflection → default; reflector symmetric (seed §model)."""
     top_model = _model(top["model"], "model") if "model" in top else None
     obs_model = _model(obs["model"], "observation.model") if "model" in obs else None
     refl_model = _model(refl["model"], "reflection.model") if "model" in refl else None
     if top_model is not None and (obs_model is not None or refl_model is not None):
         both = "observation.model" if obs_model is not None else "reflection.model"
-        raise ConfigError("model", f"cannot be combined with {both}; either set model once at the top "
-                                   f"level (used by the Observer and the Reflector) or remove it and "
-                                   f"set observation.model / reflection.model per agent")
+        raise ConfigError(
+            "model",
+            f"cannot be combined with {both}; either set model once at the top "
+            f"level (used by the Observer and the Reflector) or remove it and "
+            f"set observation.model / reflection.model per agent",
+        )
 
     def select(*candidates: Any) -> _SelectedModel:
         chosen = next((c for c in candidates if c is not None), None)
@@ -687,8 +785,11 @@ def _model(value: Any, option: str) -> Any:
     if isinstance(value, str) and value.strip() == "default":
         return "default"
     if isinstance(value, int | float):  # bool included
-        raise ConfigError(option, f"expected a 'provider/model' string, ModelByInputTokens, a list of "
-                                  f"ModelWithRetries or a callable, got {value!r}")
+        raise ConfigError(
+            option,
+            f"expected a 'provider/model' string, ModelByInputTokens, a list of "
+            f"ModelWithRetries or a callable, got {value!r}",
+        )
     from omlab.llm.spec import ModelSpecError, coerce_model_spec
 
     try:
@@ -772,19 +873,26 @@ def _observation_buffer_activation(value: Any, threshold: int) -> float:
     option = "observation.bufferActivation"
     value = _number(value, option, "a ratio in (0, 1] or an absolute token count >= 1000")
     if value <= 0 or 1 < value < ABSOLUTE_ACTIVATION_FROM:
-        raise ConfigError(option, f"must be a ratio in (0, 1] (share of messageTokens to activate) or "
-                                  f"an absolute count >= 1000 (tokens to keep), got {value}")
+        raise ConfigError(
+            option,
+            f"must be a ratio in (0, 1] (share of messageTokens to activate) or "
+            f"an absolute count >= 1000 (tokens to keep), got {value}",
+        )
     if value >= ABSOLUTE_ACTIVATION_FROM and value >= threshold:
-        raise ConfigError(option, f"as an absolute retention ({value}) it must be less than "
-                                  f"messageTokens ({threshold}); keep fewer tokens or use a ratio")
+        raise ConfigError(
+            option,
+            f"as an absolute retention ({value}) it must be less than "
+            f"messageTokens ({threshold}); keep fewer tokens or use a ratio",
+        )
     return value
 
 
 def _block_after_raw(value: Any, option: str, base: str) -> float:
     value = _number(value, option, f"a multiplier of {base} in [1, 100) or an absolute count >= 100")
     if value < 1:
-        raise ConfigError(option, f"must be >= 1 (a multiplier such as 1.2 of {base}, or an absolute "
-                                  f"token count >= 100), got {value}")
+        raise ConfigError(
+            option, f"must be >= 1 (a multiplier such as 1.2 of {base}, or an absolute token count >= 100), got {value}"
+        )
     return value
 
 
@@ -794,9 +902,12 @@ def _resolve_block(raw: float | None, threshold: int, option: str, base: str) ->
         return max(resolve_block_after(DEFAULT_BLOCK_AFTER, threshold), threshold + 1)
     resolved = resolve_block_after(raw, threshold)
     if resolved <= threshold:
-        raise ConfigError(option, f"resolves to {resolved} tokens, which must exceed {base} "
-                                  f"({threshold}); use a multiplier above 1 (e.g. 1.2) or an absolute "
-                                  f"count above {threshold}")
+        raise ConfigError(
+            option,
+            f"resolves to {resolved} tokens, which must exceed {base} "
+            f"({threshold}); use a multiplier above 1 (e.g. 1.2) or an absolute "
+            f"count above {threshold}",
+        )
     return resolved
 
 
@@ -804,13 +915,11 @@ def _previous_observer_tokens(value: Any) -> int | None:
     if value is False:
         return None
     if value is True:
-        raise ConfigError("observation.previousObserverTokens",
-                          "expected a token budget >= 0 or false, got true")
+        raise ConfigError("observation.previousObserverTokens", "expected a token budget >= 0 or false, got true")
     return _non_negative_int(value, "observation.previousObserverTokens")
 
 
-_MIME_PATTERN = re.compile(r"^(\*|[a-z0-9][a-z0-9!#$&^_.+-]*/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*))$",
-                           re.IGNORECASE)
+_MIME_PATTERN = re.compile(r"^(\*|[a-z0-9][a-z0-9!#$&^_.+-]*/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*))$", re.IGNORECASE)
 
 
 def _observe_attachments(value: Any) -> ObserveAttachments:
@@ -821,8 +930,9 @@ def _observe_attachments(value: Any) -> ObserveAttachments:
         raise ConfigError(option, f"expected true, false, 'auto' or a list of MIME patterns, got {value!r}")
     for pattern in value:
         if not isinstance(pattern, str) or not _MIME_PATTERN.match(pattern.strip()):
-            raise ConfigError(option, f"{pattern!r} is not a MIME pattern; use e.g. 'application/pdf', "
-                                      f"'image/*' or '*'")
+            raise ConfigError(
+                option, f"{pattern!r} is not a MIME pattern; use e.g. 'application/pdf', 'image/*' or '*'"
+            )
     return tuple(pattern.strip() for pattern in value)
 
 
@@ -846,9 +956,13 @@ def _model_settings(value: Any, option: str, temperature: float, default_selecti
         temperature = _number(given["temperature"], f"{option}.temperature", "a number >= 0")
         if temperature < 0:
             raise ConfigError(f"{option}.temperature", f"must be >= 0, got {temperature}")
-    max_output = (_positive_int(given["max_output_tokens"], f"{option}.maxOutputTokens")
-                  if "max_output_tokens" in given
-                  else DEFAULT_MAX_OUTPUT_TOKENS if default_selection else None)
+    max_output = (
+        _positive_int(given["max_output_tokens"], f"{option}.maxOutputTokens")
+        if "max_output_tokens" in given
+        else DEFAULT_MAX_OUTPUT_TOKENS
+        if default_selection
+        else None
+    )
     return ModelSettings(temperature=float(temperature), max_output_tokens=max_output)
 
 
@@ -871,8 +985,11 @@ def _retrieval(value: Any) -> RetrievalConfig | None:
     scope = given.get("scope", "resource")
     if scope not in ("thread", "resource"):
         raise ConfigError("retrieval.scope", f"must be 'thread' or 'resource', got {scope!r}")
-    return RetrievalConfig(vector=_bool(given.get("vector", False), "retrieval.vector"), scope=scope,
-                           instructions=_optional_str(given.get("instructions"), "retrieval.instructions"))
+    return RetrievalConfig(
+        vector=_bool(given.get("vector", False), "retrieval.vector"),
+        scope=scope,
+        instructions=_optional_str(given.get("instructions"), "retrieval.instructions"),
+    )
 
 
 def _hooks(value: Any) -> OMHooks | None:
@@ -889,8 +1006,11 @@ def _hooks(value: Any) -> OMHooks | None:
             if found is not None:
                 given[snake] = found
         if not given:
-            raise ConfigError("hooks", f"expected a mapping or an object with {', '.join(_HOOK_KEYS.values())} "
-                                       f"(or their snake_case forms), got {type(value).__name__}")
+            raise ConfigError(
+                "hooks",
+                f"expected a mapping or an object with {', '.join(_HOOK_KEYS.values())} "
+                f"(or their snake_case forms), got {type(value).__name__}",
+            )
     for snake, fn in given.items():
         _optional_callable(fn, f"hooks.{_HOOK_KEYS[snake]}")
     return OMHooks(**given)
@@ -904,15 +1024,17 @@ def _rescale(block_after: int | None, old_threshold: int, new_threshold: int) ->
 
 # --- snapshots --------------------------------------------------------------------------------
 
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|authorization|bearer|access[_-]?token|"
-                         r"credential|private[_-]?key", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"api[_-]?key|secret|password|passwd|authorization|bearer|access[_-]?token|"
+    r"credential|private[_-]?key",
+    re.IGNORECASE,
+)
 
 
 def _json_safe(value: Any) -> Any:
     """A JSON-ready deep copy; secret-looking keys are redacted, objects become type names."""
     if isinstance(value, Mapping):
-        return {str(k): "<redacted>" if _SECRET_KEY.search(str(k)) else _json_safe(v)
-                for k, v in value.items()}
+        return {str(k): "<redacted>" if _SECRET_KEY.search(str(k)) else _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):

@@ -70,7 +70,11 @@ def message_to_chat(message: Message) -> ChatMessage | None:
             args = part.args if isinstance(part.args, str) else json.dumps(part.args, ensure_ascii=False, default=str)
             line = f"[tool call {part.tool_name}({args})"
             if part.state == "result":
-                result = part.result if isinstance(part.result, str) else json.dumps(part.result, ensure_ascii=False, default=str)
+                result = (
+                    part.result
+                    if isinstance(part.result, str)
+                    else json.dumps(part.result, ensure_ascii=False, default=str)
+                )
                 line += f" -> {result}"
             elif part.error_text:
                 line += f" -> error: {part.error_text}"

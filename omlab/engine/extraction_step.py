@@ -66,18 +66,26 @@ def prepare(om: ObservationalMemory, live: LiveMemory, thread: Thread | None, so
     extractors = om.observation_extractors if source == "observation" else om.reflection_extractors
     context = {"source": source, "threadId": live.thread_id, "resourceId": live.resource_id}
     plan = plan_extraction(extractors, context)
-    prior = [(slug, str(value)) for slug, value in prior_extraction_items(extractors, thread.metadata if thread else {})]
+    prior = [
+        (slug, str(value)) for slug, value in prior_extraction_items(extractors, thread.metadata if thread else {})
+    ]
     return ExtractionSetup(extractors, plan, context, prior)
 
 
-async def finish(om: ObservationalMemory, setup: ExtractionSetup, thread: Thread | None, output: Any,
-                 observations_text: str) -> ExtractionResult:
+async def finish(
+    om: ObservationalMemory, setup: ExtractionSetup, thread: Thread | None, output: Any, observations_text: str
+) -> ExtractionResult:
     """Collect and persist the values (the caller saves the thread)."""
     model = om.config.observation.model if setup.context["source"] == "observation" else om.config.reflection.model
     return await run_extractors(
-        setup.extractors, output=output, context=setup.context,
+        setup.extractors,
+        output=output,
+        context=setup.context,
         thread_metadata=thread.metadata if thread is not None else None,
-        client=om.client, model=model, observations_text=observations_text, plan=setup.plan,
+        client=om.client,
+        model=model,
+        observations_text=observations_text,
+        plan=setup.plan,
     )
 
 

@@ -162,16 +162,8 @@ class Extractor:
             if given[snake] is not _NOT_GIVEN:
                 raise ConfigError(f"Extractor.{key}", f"given twice (as {key} and {snake})")
             given[snake] = value
-        include = (
-            True
-            if given["include_previous_extraction"] is _NOT_GIVEN
-            else given["include_previous_extraction"]
-        )
-        path = (
-            DEFAULT_METADATA_KEY_PATH
-            if given["metadata_key_path"] is _NOT_GIVEN
-            else given["metadata_key_path"]
-        )
+        include = True if given["include_previous_extraction"] is _NOT_GIVEN else given["include_previous_extraction"]
+        path = DEFAULT_METADATA_KEY_PATH if given["metadata_key_path"] is _NOT_GIVEN else given["metadata_key_path"]
         hook = None if given["on_extracted"] is _NOT_GIVEN else given["on_extracted"]
 
         if not isinstance(name, str) or not name.strip():
@@ -194,13 +186,9 @@ class Extractor:
                 f"got {type(schema).__name__}",
             )
         if not isinstance(include, bool):
-            raise ConfigError(
-                f"Extractor({slug}).includePreviousExtraction", f"expected a boolean, got {include!r}"
-            )
+            raise ConfigError(f"Extractor({slug}).includePreviousExtraction", f"expected a boolean, got {include!r}")
         if hook is not None and not callable(hook):
-            raise ConfigError(
-                f"Extractor({slug}).onExtracted", f"expected a function, got {type(hook).__name__}"
-            )
+            raise ConfigError(f"Extractor({slug}).onExtracted", f"expected a function, got {type(hook).__name__}")
         self.name = name
         self.slug = slug
         self.instructions = instructions
@@ -380,9 +368,7 @@ def as_extractor(value: Any, option: str = "observation.extract") -> Extractor:
     if isinstance(value, Mapping):
         fields = dict(value)
         if "name" not in fields or "instructions" not in fields:
-            raise ConfigError(
-                option, f"an extractor needs 'name' and 'instructions', got keys {sorted(fields)}"
-            )
+            raise ConfigError(option, f"an extractor needs 'name' and 'instructions', got keys {sorted(fields)}")
         try:
             return Extractor(**fields)
         except TypeError as err:
@@ -390,9 +376,7 @@ def as_extractor(value: Any, option: str = "observation.extract") -> Extractor:
     raise ConfigError(option, f"expected an Extractor or an object with name and instructions, got {value!r}")
 
 
-def validate_extractors(
-    extractors: Sequence[Any] | None, option: str = "observation.extract"
-) -> tuple[Extractor, ...]:
+def validate_extractors(extractors: Sequence[Any] | None, option: str = "observation.extract") -> tuple[Extractor, ...]:
     """Check a list of extractors and return them as :class:`Extractor` instances.
 
     Raises:
@@ -455,8 +439,11 @@ class ExtractionPlan:
         """``(slug, instructions)`` pairs for ``observer_system_prompt(inline_extractors=…)``."""
         # the three hint sections are part of the prompts' own output format; every other
         # extractor (the working-memory one included) must be asked for
-        return [(r.slug, r.instructions) for r in self.inline
-                if include_builtins or not r.extractor.builtin or r.slug not in _PROMPT_NATIVE_SLUGS]
+        return [
+            (r.slug, r.instructions)
+            for r in self.inline
+            if include_builtins or not r.extractor.builtin or r.slug not in _PROMPT_NATIVE_SLUGS
+        ]
 
     @property
     def inline_slugs(self) -> list[str]:
@@ -581,9 +568,7 @@ def structured_request_messages(
     """The chat messages of one structured extraction request."""
     user = [f"## What to extract: {resolved.extractor.name}\n\n{resolved.instructions}\n"]
     if previous is not None and resolved.extractor.include_previous_extraction:
-        user.append(
-            f"## Previous value\n\n{_compact_json(previous)}\n\nUpdate it; keep what is still true.\n"
-        )
+        user.append(f"## Previous value\n\n{_compact_json(previous)}\n\nUpdate it; keep what is still true.\n")
     user.append(f"## Observations\n\n{observations_text.strip() or '(none yet)'}\n")
     user.append(f"## JSON schema\n\n{json.dumps(json_schema, ensure_ascii=False)}")
     return [{"role": "system", "content": _STRUCTURED_SYSTEM}, {"role": "user", "content": "\n".join(user)}]
@@ -744,9 +729,7 @@ async def apply_on_extracted(
         if inspect.isawaitable(replaced):
             replaced = await replaced
     except Exception as err:
-        raise ExtractionFailed(
-            _failure(extractor.slug, f"onExtracted failed: {_describe_user(err)}")
-        ) from err
+        raise ExtractionFailed(_failure(extractor.slug, f"onExtracted failed: {_describe_user(err)}")) from err
     return value if replaced is None else replaced
 
 

@@ -108,7 +108,9 @@ class LiveMemory:
             self.pending_sum -= self.counts.pop(message_id, 0)
 
 
-def ids_at_cursor(record: ObservationRecord, observed: Iterable[Message], previous_cursor: datetime | None) -> list[str]:
+def ids_at_cursor(
+    record: ObservationRecord, observed: Iterable[Message], previous_cursor: datetime | None
+) -> list[str]:
     """The ids a record must remember after observing ``observed``: those created at the cursor.
 
     Reloading takes messages created at or after the cursor minus those ids, so older ids carry no

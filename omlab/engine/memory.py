@@ -214,10 +214,15 @@ class ObservationalMemory:
         out = insert_temporal_markers(batch, previous, timezone=self.timezone)
         for message in out:
             if is_temporal_marker(message):
-                self.events.data("data-om-temporal-marker", {
-                    "threadId": live.thread_id, "messageId": message.id, "text": message.text,
-                    "createdAt": iso(message.created_at),
-                })
+                self.events.data(
+                    "data-om-temporal-marker",
+                    {
+                        "threadId": live.thread_id,
+                        "messageId": message.id,
+                        "text": message.text,
+                        "createdAt": iso(message.created_at),
+                    },
+                )
         return out
 
     def recall_tool(self, thread_id: str, *, resource_id: str | None = None) -> RecallTool:
@@ -242,7 +247,9 @@ class ObservationalMemory:
                 if isinstance(model, str):
                     live.last_actor_model = model
 
-    async def process(self, thread_id: str, *, actor_model: str | None = None, trigger: str = "turn-sync") -> StepResult:
+    async def process(
+        self, thread_id: str, *, actor_model: str | None = None, trigger: str = "turn-sync"
+    ) -> StepResult:
         """Run one step (see the module docstring) and return what it did."""
         live = await self._get_live(thread_id)
         async with live.lock:
@@ -321,8 +328,9 @@ class ObservationalMemory:
         live = await self._get_live(thread_id)
         return self._status(live)
 
-    async def build_context(self, thread_id: str, *, current_date: datetime | None = None,
-                            resource_id: str | None = None) -> list[dict[str, Any]]:
+    async def build_context(
+        self, thread_id: str, *, current_date: datetime | None = None, resource_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """The actor's context: memory system messages, then the unobserved raw messages.
 
         ``current_date`` drives the relative-time annotations (a benchmark passes the question
@@ -334,7 +342,9 @@ class ObservationalMemory:
         retrieval = self.config.retrieval
         instructions = None
         if retrieval is not None:
-            instructions = retrieval_instructions(retrieval.scope, vector=retrieval.vector, custom=retrieval.instructions)
+            instructions = retrieval_instructions(
+                retrieval.scope, vector=retrieval.vector, custom=retrieval.instructions
+            )
         raw = live.unobserved
         others = None
         if self.config.scope == "resource":
@@ -405,8 +415,15 @@ class ObservationalMemory:
             snapshot["activateAfterIdle"] = self.config.observation.activate_after_idle
         return snapshot
 
-    def update_thread_hints(self, thread: Thread | None, live: LiveMemory, cycle_id: str, current_task: str | None,
-                            suggested_response: str | None, thread_title: str | None) -> None:
+    def update_thread_hints(
+        self,
+        thread: Thread | None,
+        live: LiveMemory,
+        cycle_id: str,
+        current_task: str | None,
+        suggested_response: str | None,
+        thread_title: str | None,
+    ) -> None:
         """Write continuation hints and the title to the thread. A hint that is absent keeps the
         previous value (never wiped, unlike the reference #22361)."""
         if thread is None:
@@ -422,14 +439,22 @@ class ObservationalMemory:
             old = thread.title
             thread.title = title
             om["threadTitle"] = title
-            self.events.data("data-om-thread-update", {
-                "cycleId": cycle_id, "threadId": thread.id, "oldTitle": old, "newTitle": title,
-                "timestamp": iso(self.clock.now()),
-            })
+            self.events.data(
+                "data-om-thread-update",
+                {
+                    "cycleId": cycle_id,
+                    "threadId": thread.id,
+                    "oldTitle": old,
+                    "newTitle": title,
+                    "timestamp": iso(self.clock.now()),
+                },
+            )
         thread.updated_at = self.clock.now()
         self.storage.save_thread(thread)
 
-    async def _observe_now(self, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False) -> None:
+    async def _observe_now(
+        self, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False
+    ) -> None:
         if self.config.scope == "resource":
             await observe_resource(self, live, trigger, result, everything=everything)
         else:
@@ -476,13 +501,16 @@ class ObservationalMemory:
             )
             self.storage.save_record(record)
         if scope == "resource":
-            unobserved = [m for t in self.storage.list_threads(key_resource) for m in self._load_thread_unobserved(t, record)]
+            unobserved = [
+                m for t in self.storage.list_threads(key_resource) for m in self._load_thread_unobserved(t, record)
+            ]
             unobserved.sort(key=lambda m: (m.created_at, m.id))
         else:
             unobserved = self._load_unobserved(thread_id, record)
         counts = {m.id: self.counter.count_message(m) for m in unobserved}
-        live = LiveMemory(key, thread_id, key_resource or thread.resource_id, record, unobserved, counts,
-                          sum(counts.values()))
+        live = LiveMemory(
+            key, thread_id, key_resource or thread.resource_id, record, unobserved, counts, sum(counts.values())
+        )
         self._live[key] = live
         return live
 
@@ -497,13 +525,17 @@ class ObservationalMemory:
         """Resource scope: a thread's messages after its own cursor (falling back to the record's,
         the fix of the reference's full reloads #15265)."""
         stamp = thread.om.get("lastObservedAt")
-        cursor = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+        cursor = datetime.fromisoformat(stamp) if stamp else None
         if cursor is None:
             messages = self.storage.get_messages(thread.id)
         else:
             messages = self.storage.get_messages(thread.id, after=cursor - timedelta(milliseconds=1))
         observed = set(thread.om.get("observedAtCursor") or ())
-        return [m for m in messages if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)]
+        return [
+            m
+            for m in messages
+            if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)
+        ]
 
     def _load_unobserved(self, thread_id: str, record: ObservationRecord) -> list[Message]:
         cursor = record.last_observed_at
@@ -514,7 +546,8 @@ class ObservationalMemory:
             messages = self.storage.get_messages(thread_id, after=cursor - timedelta(milliseconds=1))
         observed = set(record.observed_message_ids)
         return [
-            m for m in messages
+            m
+            for m in messages
             if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)
         ]
 
@@ -534,8 +567,9 @@ class ObservationalMemory:
         projected = 0
         chunk_tokens = live.chunk_message_tokens() if chunks else []
         if chunks and cfg.observation.buffer_activation is not None:
-            projected = projected_message_removal(chunk_tokens, live.pending_tokens,
-                                                  cfg.observation.buffer_activation, threshold)
+            projected = projected_message_removal(
+                chunk_tokens, live.pending_tokens, cfg.observation.buffer_activation, threshold
+            )
         return Status(
             record_id=record.id,
             thread_id=live.thread_id,
@@ -560,11 +594,17 @@ class ObservationalMemory:
     def _emit_status(self, live: LiveMemory, status: Status) -> None:
         self.events.data("data-om-status", status.to_data())
         self.events.debug(
-            "step_progress", self.clock.now(), live.thread_id, live.resource_id,
-            stepNumber=status.step_number, finishReason="unknown", pendingTokens=status.pending_tokens,
+            "step_progress",
+            self.clock.now(),
+            live.thread_id,
+            live.resource_id,
+            stepNumber=status.step_number,
+            finishReason="unknown",
+            pendingTokens=status.pending_tokens,
             threshold=status.threshold,
             thresholdPercent=round(100 * status.pending_tokens / status.threshold, 1) if status.threshold else 0.0,
-            willSave=status.should_observe, willObserve=status.should_observe,
+            willSave=status.should_observe,
+            willObserve=status.should_observe,
         )
 
 

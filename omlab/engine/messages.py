@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "system", "tool"]
 ToolState = Literal[
-    "partial-call", "call", "result", "output-error", "output-denied", "approval-requested",
+    "partial-call",
+    "call",
+    "result",
+    "output-error",
+    "output-denied",
+    "approval-requested",
     "approval-responded",
 ]
 
@@ -25,8 +30,8 @@ _id_counter = itertools.count(1)
 def utc(dt: datetime) -> datetime:
     """Return ``dt`` as an aware UTC datetime (naive values are taken to be UTC)."""
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 @dataclass(slots=True, eq=False)
@@ -90,7 +95,7 @@ class Message:
         id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
-    ) -> "Message":
+    ) -> Message:
         """A message with a single text part."""
         return cls(
             id=id or f"msg-{next(_id_counter)}",

@@ -41,16 +41,31 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     started = om.clock.now()
     base = {"cycleId": cycle_id, "operationType": "observation", "recordId": record.id, "threadId": live.thread_id}
     om.events.debug(
-        "observation_triggered", started, live.thread_id, live.resource_id,
+        "observation_triggered",
+        started,
+        live.thread_id,
+        live.resource_id,
         messages=[{"role": m.role, "content": m.text} for m in messages] if om.events.wants_debug else None,
-        previousObservations=record.active_observations, pendingTokens=tokens_to_observe,
+        previousObservations=record.active_observations,
+        pendingTokens=tokens_to_observe,
     )
-    om.events.data("data-om-observation-start", {
-        **base, "startedAt": iso(started), "tokensToObserve": tokens_to_observe,
-        "threadIds": [live.thread_id], "config": om.marker_config(),
-    })
-    hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": trigger,
-                 "cycleId": cycle_id, "operationType": "observation"}
+    om.events.data(
+        "data-om-observation-start",
+        {
+            **base,
+            "startedAt": iso(started),
+            "tokensToObserve": tokens_to_observe,
+            "threadIds": [live.thread_id],
+            "config": om.marker_config(),
+        },
+    )
+    hook_base = {
+        "threadId": live.thread_id,
+        "resourceId": live.resource_id,
+        "trigger": trigger,
+        "cycleId": cycle_id,
+        "operationType": "observation",
+    }
     await call_hook(om.config.hooks, "on_observation_start", hook_base)
     thread = om.storage.get_thread(live.thread_id)
     extraction = extraction_step.prepare(om, live, thread, "observation")
@@ -67,10 +82,16 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
         )
     except Exception as exc:  # report, then the failure policy decides
         failed = om.clock.now()
-        om.events.data("data-om-observation-failed", {
-            **base, "failedAt": iso(failed), "durationMs": duration_ms(started, failed, 0.0),
-            "tokensAttempted": tokens_to_observe, "error": str(exc),
-        })
+        om.events.data(
+            "data-om-observation-failed",
+            {
+                **base,
+                "failedAt": iso(failed),
+                "durationMs": duration_ms(started, failed, 0.0),
+                "tokensAttempted": tokens_to_observe,
+                "error": str(exc),
+            },
+        )
         await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(exc)})
         result.errors.append(str(exc))
         if om.config.observation.failure_policy == "continue":
@@ -88,7 +109,8 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     if new_text:
         record.active_observations = (
             append_with_boundary(record.active_observations, new_text, cursor)
-            if record.active_observations.strip() else new_text
+            if record.active_observations.strip()
+            else new_text
         )
     record.observation_token_count = om.counter.count_log(record.active_observations)
     previous_cursor = record.last_observed_at
@@ -107,22 +129,41 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     completed = om.clock.now()
     usage = observed.usage
     om.events.debug(
-        "observation_complete", completed, live.thread_id, live.resource_id,
-        observations=record.active_observations, rawObserverOutput=output.raw,
-        previousObservations=observed.previous_observations, usage=usage_dict(usage),
+        "observation_complete",
+        completed,
+        live.thread_id,
+        live.resource_id,
+        observations=record.active_observations,
+        rawObserverOutput=output.raw,
+        previousObservations=observed.previous_observations,
+        usage=usage_dict(usage),
     )
-    om.events.data("data-om-observation-end", {
-        **base, "completedAt": iso(completed), "durationMs": duration_ms(started, completed, observed.latency_s),
-        "tokensObserved": tokens_to_observe,
-        "observationTokens": om.counter.count_log(new_text) if new_text else 0,
-        "observations": new_text, "currentTask": output.current_task, "suggestedResponse": output.suggested_response,
-        **extraction_step.event_fields(extracted),
-    })
-    await call_hook(om.config.hooks, "on_observation_end", {
-        **hook_base, "usage": usage_dict(usage), "costUsd": observed.cost_usd,
-        "providerMetadata": observed.responses[-1].provider_metadata, "model": observed.responses[-1].model,
-        "error": None,
-    })
+    om.events.data(
+        "data-om-observation-end",
+        {
+            **base,
+            "completedAt": iso(completed),
+            "durationMs": duration_ms(started, completed, observed.latency_s),
+            "tokensObserved": tokens_to_observe,
+            "observationTokens": om.counter.count_log(new_text) if new_text else 0,
+            "observations": new_text,
+            "currentTask": output.current_task,
+            "suggestedResponse": output.suggested_response,
+            **extraction_step.event_fields(extracted),
+        },
+    )
+    await call_hook(
+        om.config.hooks,
+        "on_observation_end",
+        {
+            **hook_base,
+            "usage": usage_dict(usage),
+            "costUsd": observed.cost_usd,
+            "providerMetadata": observed.responses[-1].provider_metadata,
+            "model": observed.responses[-1].model,
+            "error": None,
+        },
+    )
 
 
 def duration_ms(start: Any, end: Any, model_latency_s: float) -> int:

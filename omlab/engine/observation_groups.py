@@ -110,9 +110,7 @@ def wrap_observation_group(
     if range is None:
         if start_message_id is None or end_message_id is None:
             raise ValueError("observation group: give start_message_id and end_message_id, or range")
-        range = (
-            f"{_check_id(start_message_id, 'start_message_id')}:{_check_id(end_message_id, 'end_message_id')}"
-        )
+        range = f"{_check_id(start_message_id, 'start_message_id')}:{_check_id(end_message_id, 'end_message_id')}"
     elif not range.strip() or re.search(r'["<>`\s]', range):
         raise ValueError(f"observation group: malformed range {range!r}")
     kind_attribute = ""
@@ -131,9 +129,7 @@ def parse_observation_groups(text: str) -> list[ObservationGroup]:
         if not attributes.get("id") or not attributes.get("range"):
             continue
         groups.append(
-            ObservationGroup(
-                attributes["id"], attributes["range"], attributes.get("kind"), match.group(2).strip()
-            )
+            ObservationGroup(attributes["id"], attributes["range"], attributes.get("kind"), match.group(2).strip())
         )
     return groups
 
@@ -211,9 +207,7 @@ def reconcile_reflection_groups(
     by_id = {g.id: g for g in sources}
     sections = _split_heading_sections(body)
     if all(section_id is None or section_id not in by_id for section_id, _ in sections):
-        return wrap_observation_group(
-            body, group_id=group_id or new_group_id(), range=combined, kind="reflection"
-        )
+        return wrap_observation_group(body, group_id=group_id or new_group_id(), range=combined, kind="reflection")
     out: list[str] = []
     loose: list[str] = []
     for section_id, section in sections:
@@ -221,9 +215,7 @@ def reconcile_reflection_groups(
             continue
         if section_id in by_id:
             source = by_id[section_id]
-            out.append(
-                wrap_observation_group(section, group_id=source.id, range=source.range, kind="reflection")
-            )
+            out.append(wrap_observation_group(section, group_id=source.id, range=source.range, kind="reflection"))
         else:
             loose.append(section.strip())
     if loose:

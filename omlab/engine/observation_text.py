@@ -34,9 +34,7 @@ _OPEN_OBSERVATIONS = re.compile(r"^[ \t]*<observations>", re.IGNORECASE | re.MUL
 _CLOSE_OBSERVATIONS = re.compile(r"^[ \t]*</observations>|</observations>[ \t]*$", re.IGNORECASE | re.MULTILINE)
 # Any hint tag at all; a reply without one (every reflection) skips the three section searches.
 _ANY_HINT_TAG = re.compile(r"<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE)
-_NEXT_SECTION = re.compile(
-    r"^[ \t]*<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE | re.MULTILINE
-)
+_NEXT_SECTION = re.compile(r"^[ \t]*<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE | re.MULTILINE)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*]|[0-9]+\.)\s")
 
 
@@ -47,7 +45,9 @@ def _first_section(tag: str, text: str) -> str | None:
 
 
 def _remove_sections(tag: str, text: str) -> str:
-    return re.sub(rf"^[ \t]*<{tag}>.*?</{tag}>[ \t]*(?:\r?\n)?", "", text, flags=re.I | re.M | re.S)
+    return re.sub(
+        rf"^[ \t]*<{tag}>.*?</{tag}>[ \t]*(?:\r?\n)?", "", text, flags=re.IGNORECASE | re.MULTILINE | re.DOTALL
+    )
 
 
 @dataclass(frozen=True)
@@ -221,9 +221,7 @@ def sanitize_observation_lines(text: str, max_chars: int = MAX_OBSERVATION_LINE_
     lines = text.split("\n")
     if all(len(line) <= max_chars for line in lines):
         return text
-    return "\n".join(
-        line if len(line) <= max_chars else line[:max_chars] + TRUNCATED_LINE_SUFFIX for line in lines
-    )
+    return "\n".join(line if len(line) <= max_chars else line[:max_chars] + TRUNCATED_LINE_SUFFIX for line in lines)
 
 
 _DATE_HEADER_LINE = re.compile(r"^\s*Date:\s")
@@ -239,10 +237,7 @@ def _minutes_of(items: list[list[str]]) -> list[int] | None:
     if 0 < marked < len(matches):
         return None
     if marked == len(matches):
-        return [
-            (int(m.group(1)) % 12) * 60 + (720 if m.group(3) in "Pp" else 0) + int(m.group(2))
-            for m in matches
-        ]
+        return [(int(m.group(1)) % 12) * 60 + (720 if m.group(3) in "Pp" else 0) + int(m.group(2)) for m in matches]
     # Without AM/PM, "13:35" or "09:15" read as 24-hour and "1:35" as 12-hour, while "10:30" could
     # be either; a mix that cannot be ordered safely is left alone.
     hours = [m.group(1) for m in matches]
@@ -382,7 +377,7 @@ def chunks_with_boundary_times(text: str) -> list[tuple[datetime | None, str]]:
     result: list[tuple[datetime | None, str]] = []
     stamps: list[datetime | None] = [None]
     for stamp in pieces[1::2]:
-        stamps.append(datetime.fromisoformat(stamp.replace("Z", "+00:00")))
+        stamps.append(datetime.fromisoformat(stamp))
     for stamp, chunk in zip(stamps, pieces[0::2], strict=True):
         if chunk.strip():
             result.append((stamp, chunk.strip()))

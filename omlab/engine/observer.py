@@ -57,9 +57,18 @@ class ObserverRunner:
     :class:`ObserverError`.
     """
 
-    def __init__(self, *, model: Any, settings: Any, provider_options: dict | None, instruction: str | None,
-                 thread_title: bool, previous_observer_tokens: int | None, client: Any,
-                 observe_attachments: Any = True) -> None:
+    def __init__(
+        self,
+        *,
+        model: Any,
+        settings: Any,
+        provider_options: dict | None,
+        instruction: str | None,
+        thread_title: bool,
+        previous_observer_tokens: int | None,
+        client: Any,
+        observe_attachments: Any = True,
+    ) -> None:
         self.model = model
         self.settings = settings
         self.provider_options = provider_options
@@ -174,7 +183,9 @@ class ObserverRunner:
             for shown, msgs in threads
         )
         user = observer_user_prompt(
-            history=history, previous_observations=previous or None, truncated=truncated,
+            history=history,
+            previous_observations=previous or None,
+            truncated=truncated,
             prior_by_thread=prior_by_thread,
         )
         all_messages = [m for _, msgs in threads for m in msgs]
@@ -187,21 +198,34 @@ class ObserverRunner:
         prompt = [{"role": "system", "content": system}, {"role": "user", "content": content}]
         responses: list[ModelResponse] = []
         for attempt in (1, 2):
-            response = await self.client.complete(ModelRequest(
-                model=self.model, messages=prompt, role="observer",
-                temperature=getattr(self.settings, "temperature", None),
-                max_output_tokens=getattr(self.settings, "max_output_tokens", None),
-                provider_options=self.provider_options, input_tokens=input_tokens,
-                metadata={**(metadata or {}), "attempt": attempt, "multiThread": True},
-                cache_salt=None if attempt == 1 else f"retry-{attempt}",
-            ))
+            response = await self.client.complete(
+                ModelRequest(
+                    model=self.model,
+                    messages=prompt,
+                    role="observer",
+                    temperature=getattr(self.settings, "temperature", None),
+                    max_output_tokens=getattr(self.settings, "max_output_tokens", None),
+                    provider_options=self.provider_options,
+                    input_tokens=input_tokens,
+                    metadata={**(metadata or {}), "attempt": attempt, "multiThread": True},
+                    cache_salt=None if attempt == 1 else f"retry-{attempt}",
+                )
+            )
             responses.append(response)
             outputs = parse_multi_thread_output(response.text)
             if not outputs.degenerate:
                 summary = ObserverResult(
-                    ObserverOutput(observations="", current_task=None, suggested_response=None, thread_title=None,
-                                   raw=response.text),
-                    responses, previous, truncated, prompt,
+                    ObserverOutput(
+                        observations="",
+                        current_task=None,
+                        suggested_response=None,
+                        thread_title=None,
+                        raw=response.text,
+                    ),
+                    responses,
+                    previous,
+                    truncated,
+                    prompt,
                 )
                 return outputs, summary
         raise ObserverError("the multi-thread Observer produced degenerate (repetitive) output twice")

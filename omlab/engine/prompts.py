@@ -109,9 +109,11 @@ def observer_system_prompt(
     """The Observer's system prompt. ``inline_extractors`` are ``(slug, instructions)`` pairs whose
     values the Observer writes in ``<slug>…</slug>`` sections."""
     parts = [
-        "You are the memory of an AI assistant. You read the newest part of a conversation and "
-        "write observations about it. Your observations will be the ONLY record of these messages "
-        "the assistant keeps: the raw messages are removed afterwards.\n",
+        (
+            "You are the memory of an AI assistant. You read the newest part of a conversation and "
+            "write observations about it. Your observations will be the ONLY record of these messages "
+            "the assistant keeps: the raw messages are removed afterwards.\n"
+        ),
         EXTRACTION_RULES,
         OUTPUT_FORMAT,
         GUIDELINES,
@@ -222,24 +224,33 @@ def reflector_system_prompt(
 ) -> str:
     """The Reflector's system prompt; it embeds the Observer's rules so both speak one format."""
     parts = [
-        "You are the memory of an AI assistant, rewriting its observation log. The log you write "
-        "REPLACES the old one entirely and will be the assistant's whole memory: leave nothing "
-        "important out.\n",
-        "<observational-memory-instruction>\n" + EXTRACTION_RULES + "\n" + OUTPUT_FORMAT
-        + "\n" + GUIDELINES + "</observational-memory-instruction>\n",
-        "YOUR JOB\n"
-        "- Reorganise and streamline: combine related lines (\"Assistant viewed config.py 5 times "
-        "while fixing the port\"), connect cause and effect, notice where the assistant went off "
-        "track and what got it back.\n"
-        "- Keep dates, (HH:MM) times and (meaning …) dates; keep every ✅ with its concrete outcome.\n"
-        "- Condense older material more than recent material; the newest lines keep their detail.\n"
-        "- What the user asserted outranks what they asked or what the assistant suggested; when a "
-        "fact changed, keep the latest value and say it replaced the earlier one.\n"
-        "- Never drop a 🔴 fact the user stated about themselves unless a later line supersedes it.\n",
+        (
+            "You are the memory of an AI assistant, rewriting its observation log. The log you write "
+            "REPLACES the old one entirely and will be the assistant's whole memory: leave nothing "
+            "important out.\n"
+        ),
+        "<observational-memory-instruction>\n"
+        + EXTRACTION_RULES
+        + "\n"
+        + OUTPUT_FORMAT
+        + "\n"
+        + GUIDELINES
+        + "</observational-memory-instruction>\n",
+        (
+            "YOUR JOB\n"
+            '- Reorganise and streamline: combine related lines ("Assistant viewed config.py 5 times '
+            'while fixing the port"), connect cause and effect, notice where the assistant went off '
+            "track and what got it back.\n"
+            "- Keep dates, (HH:MM) times and (meaning …) dates; keep every ✅ with its concrete outcome.\n"
+            "- Condense older material more than recent material; the newest lines keep their detail.\n"
+            "- What the user asserted outranks what they asked or what the assistant suggested; when a "
+            "fact changed, keep the latest value and say it replaced the earlier one.\n"
+            "- Never drop a 🔴 fact the user stated about themselves unless a later line supersedes it.\n"
+        ),
     ]
     if multi_thread:
         parts.append(
-            "The log has <thread id=\"…\"> sections. Keep a thread's section where the context "
+            'The log has <thread id="…"> sections. Keep a thread\'s section where the context '
             "matters to that thread; move facts that hold everywhere (who the user is, lasting "
             "preferences) out into plain lines.\n"
         )
@@ -265,9 +276,11 @@ def reflector_user_prompt(
 ) -> str:
     """The Reflector's user message, with the compression target and the level's guidance."""
     out = [
-        f"{REFLECTION_HEADER}\n\n{observations}\n\n---\n\n"
-        "Rewrite these observations into a refined, condensed log that will be the assistant's "
-        "entire memory from now on.\n",
+        (
+            f"{REFLECTION_HEADER}\n\n{observations}\n\n---\n\n"
+            "Rewrite these observations into a refined, condensed log that will be the assistant's "
+            "entire memory from now on.\n"
+        ),
     ]
     if guidance:
         out.append(f"## SPECIFIC GUIDANCE\n\n{guidance}\n")

@@ -216,9 +216,7 @@ class RecallTool:
             raise RecallError(f"{via} points to another thread; recall is limited to the current thread here")
         thread = self.storage.get_thread(thread_id)
         if thread is None or (self.resource_id is not None and thread.resource_id != self.resource_id):
-            raise RecallError(
-                f'unknown thread {thread_id!r}; use mode "threads" to list the available threads'
-            )
+            raise RecallError(f'unknown thread {thread_id!r}; use mode "threads" to list the available threads')
 
     def _visible_messages(self, thread_id: str) -> list[Message]:
         messages = [m for m in self.storage.get_messages(thread_id) if m.visible_parts()]
@@ -240,11 +238,7 @@ class RecallTool:
     def _split_range(self, text: str) -> tuple[str, str]:
         text = text.strip()
         for index, char in enumerate(text):
-            if (
-                char == ":"
-                and self.storage.get_message(text[:index])
-                and self.storage.get_message(text[index + 1 :])
-            ):
+            if char == ":" and self.storage.get_message(text[:index]) and self.storage.get_message(text[index + 1 :]):
                 return text[:index], text[index + 1 :]
         return parse_range(text)
 
@@ -296,11 +290,7 @@ class RecallTool:
         views = [
             _View(
                 m,
-                [
-                    (i, part)
-                    for i, part in enumerate(m.visible_parts())
-                    if _part_matches(part, part_type, tool_name)
-                ],
+                [(i, part) for i, part in enumerate(m.visible_parts()) if _part_matches(part, part_type, tool_name)],
             )
             for m in messages
         ]
@@ -335,11 +325,7 @@ class RecallTool:
                 if count_all:
                     text = "No messages on this page."
                 else:
-                    text = (
-                        "No messages match partType/toolName."
-                        if part_type or tool_name
-                        else "No messages found."
-                    )
+                    text = "No messages match partType/toolName." if part_type or tool_name else "No messages found."
             reply.update(messages=text, count=len(window), hasNextPage=hi < count_all, hasPrevPage=lo > 0)
             return self._cap(reply)
         shown = window[-1] if backward else window[0]
@@ -359,16 +345,12 @@ class RecallTool:
         reply.update(messages=text, count=1, hasNextPage=position + 1 < count_all, hasPrevPage=position > 0)
         return self._cap(reply)
 
-    def _single_part(
-        self, messages: list[Message], message: Message, part_index: int, page: int
-    ) -> dict[str, Any]:
+    def _single_part(self, messages: list[Message], message: Message, part_index: int, page: int) -> dict[str, Any]:
         parts = message.visible_parts()
         if not parts:
             raise RecallError(f"message {message.id!r} has no visible parts")
         if part_index >= len(parts):
-            raise RecallError(
-                f"message {message.id!r} has {len(parts)} part(s): partIndex 0 to {len(parts) - 1}"
-            )
+            raise RecallError(f"message {message.id!r} has {len(parts)} part(s): partIndex 0 to {len(parts) - 1}")
         ids = [m.id for m in messages]
         position = ids.index(message.id) if message.id in ids else -1
         hints = []
@@ -386,9 +368,7 @@ class RecallTool:
             "hasPrevPage": position > 0,
         }
 
-    def _high_message(
-        self, message: Message, index: int, part: Part, part_type: str | None, hints: list[str]
-    ) -> str:
+    def _high_message(self, message: Message, index: int, part: Part, part_type: str | None, hints: list[str]) -> str:
         total = len(message.visible_parts())
         lines = [
             f"{_message_header(message)} part {index + 1} of {total}",
@@ -423,11 +403,7 @@ class RecallTool:
             details = ", ".join(
                 x for x in (part.mime_type, f"{part.size_bytes} bytes" if part.size_bytes else None) if x
             )
-            url = (
-                part.data
-                if isinstance(part.data, str) and part.data.startswith(("http://", "https://"))
-                else None
-            )
+            url = part.data if isinstance(part.data, str) and part.data.startswith(("http://", "https://")) else None
             return (
                 f"[{label}: {part.filename or part.mime_type or 'attachment'}]"
                 + (f" ({details})" if details else "")
@@ -447,9 +423,7 @@ class RecallTool:
         tokens = self.token_count(text)
         if tokens > OUTPUT_TOKEN_CAP:
             kept = _prefix_within(text, OUTPUT_TOKEN_CAP, self.token_count)
-            reply["messages"] = (
-                kept + f"\n{_ELLIPSIS} [output truncated: page with a smaller limit or use partIndex]"
-            )
+            reply["messages"] = kept + f"\n{_ELLIPSIS} [output truncated: page with a smaller limit or use partIndex]"
             reply["truncated"] = True
             reply["tokenOffset"] = tokens - self.token_count(kept)
         return reply
@@ -497,8 +471,7 @@ class RecallTool:
     def _search(self, p: dict[str, Any]) -> dict[str, Any]:
         if self.search_index is None:
             raise RecallError(
-                'search is not available here (semantic recall is off); use mode "threads" '
-                'and "messages" instead'
+                'search is not available here (semantic recall is off); use mode "threads" and "messages" instead'
             )
         query = _string(p, "query")
         if not query:

@@ -51,9 +51,7 @@ def tool_schema(scope: RecallScope = "resource", vector: bool = False) -> dict[s
             "anchor": {
                 "type": "string",
                 "enum": list(ANCHORS),
-                "description": (
-                    "Without cursor: read from the oldest (start, default) or the newest (end) message."
-                ),
+                "description": ("Without cursor: read from the oldest (start, default) or the newest (end) message."),
             },
             "page": {
                 "type": "integer",
@@ -111,9 +109,7 @@ def tool_schema(scope: RecallScope = "resource", vector: bool = False) -> dict[s
     }
 
 
-def retrieval_instructions(
-    scope: RecallScope = "resource", *, vector: bool = False, custom: str | None = None
-) -> str:
+def retrieval_instructions(scope: RecallScope = "resource", *, vector: bool = False, custom: str | None = None) -> str:
     """The recall guidance appended to the memory prompt (omlab's wording), for a scope and with
     search only when it is available; ``custom`` (``retrieval.instructions``) comes last."""
     lines = [
@@ -129,10 +125,7 @@ def retrieval_instructions(
             "memory lacks the detail asked for; or to check a fact before relying on it. When the "
             "user refers to specific past content, recall it rather than guess."
         ),
-        (
-            "- Do not use recall for broad summaries or for general preferences your observations "
-            "already state."
-        ),
+        ("- Do not use recall for broad summaries or for general preferences your observations already state."),
         (
             "- Pass ONE id as cursor, never the whole range: cursor=startId with page=1 reads the "
             'group forward; cursor=endId with page=-1 reads back from its end. detail="high" shows '

@@ -108,9 +108,7 @@ class KeywordSearchIndex:
         count = len(self._docs)
         average = self._total_length / count
         idf = {
-            t: math.log(1 + (count - self._df[t] + 0.5) / (self._df[t] + 0.5))
-            for t in query_terms
-            if self._df[t] > 0
+            t: math.log(1 + (count - self._df[t] + 0.5) / (self._df[t] + 0.5)) for t in query_terms if self._df[t] > 0
         }
         scored: list[tuple[str, str, float]] = []
         for message_id, doc in self._docs.items():
@@ -135,9 +133,7 @@ class EmbeddingSearchIndex:
     the caller). Vectors are kept normalised in a numpy matrix.
     """
 
-    def __init__(
-        self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, batch_size: int = 64
-    ) -> None:
+    def __init__(self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, batch_size: int = 64) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.embed = embed
@@ -167,8 +163,7 @@ class EmbeddingSearchIndex:
             for (message, _), vector in zip(chunk, vectors, strict=True):
                 if self._vectors and vector.shape != next(iter(self._vectors.values())).shape:
                     raise ValueError(
-                        f"embedding size changed: {vector.shape[0]} after "
-                        f"{next(iter(self._vectors.values())).shape[0]}"
+                        f"embedding size changed: {vector.shape[0]} after {next(iter(self._vectors.values())).shape[0]}"
                     )
                 self._vectors[message.id] = vector
                 self._meta[message.id] = (message.thread_id, message.resource_id)  # type: ignore[assignment]

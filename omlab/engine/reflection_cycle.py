@@ -50,8 +50,9 @@ def _back_off(om: ObservationalMemory, live: LiveMemory, size: int) -> None:
     live.reflection_retry_at = size + max(1, int(threshold * RETRY_GROWTH))
 
 
-async def maybe_reflect(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
-                        actor_model: str | None = None) -> None:
+async def maybe_reflect(
+    om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *, actor_model: str | None = None
+) -> None:
     """The reflection half of a step."""
     cfg = om.config.reflection
     threshold = cfg.observation_tokens
@@ -62,7 +63,10 @@ async def maybe_reflect(om: ObservationalMemory, live: LiveMemory, trigger: str,
         return
 
     if should_start_buffered_reflection(
-        tokens, threshold, cfg.buffer_activation, op_running=om.scheduler.in_flight(live.refl_key),
+        tokens,
+        threshold,
+        cfg.buffer_activation,
+        op_running=om.scheduler.in_flight(live.refl_key),
         has_buffered_reflection=live.record.buffered_reflection is not None,
     ) and not _suppressed(live):
         await start_buffered_reflection(om, live, result)
@@ -94,14 +98,21 @@ def _reflection_trigger(om: ObservationalMemory, live: LiveMemory, actor_model: 
         return "threshold", {}
     if live.record.buffered_reflection is None:
         return None, {}
-    if cfg.activate_on_provider_change and actor_model and live.last_actor_model and actor_model != live.last_actor_model:
+    if (
+        cfg.activate_on_provider_change
+        and actor_model
+        and live.last_actor_model
+        and actor_model != live.last_actor_model
+    ):
         return "provider_change", {"previousModel": live.last_actor_model, "currentModel": actor_model}
     ttl = activation_ttl_ms(cfg.activate_after_idle, actor_model or live.last_actor_model)
     if ttl is not None and live.last_activity_at is not None:
         idle_ms = (om.clock.now() - live.last_activity_at).total_seconds() * 1000
         if idle_ms >= ttl:
-            return "ttl", {"lastActivityAt": int(live.last_activity_at.timestamp() * 1000),
-                           "ttlExpiredMs": int(idle_ms - ttl)}
+            return "ttl", {
+                "lastActivityAt": int(live.last_activity_at.timestamp() * 1000),
+                "ttlExpiredMs": int(idle_ms - ttl),
+            }
     return None, {}
 
 
@@ -146,18 +157,31 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
     cycle_id = new_cycle_id("reflect-buf")
     started = om.clock.now()
     base = {"cycleId": cycle_id, "operationType": "reflection", "recordId": record_id, "threadId": live.thread_id}
-    om.events.data("data-om-buffering-start", {
-        **base, "startedAt": iso(started), "tokensToBuffer": slice_tokens, "threadIds": [live.thread_id],
-        "config": om.marker_config(),
-    })
-    hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": "async-buffer",
-                 "cycleId": cycle_id, "operationType": "reflection"}
+    om.events.data(
+        "data-om-buffering-start",
+        {
+            **base,
+            "startedAt": iso(started),
+            "tokensToBuffer": slice_tokens,
+            "threadIds": [live.thread_id],
+            "config": om.marker_config(),
+        },
+    )
+    hook_base = {
+        "threadId": live.thread_id,
+        "resourceId": live.resource_id,
+        "trigger": "async-buffer",
+        "cycleId": cycle_id,
+        "operationType": "reflection",
+    }
     await call_hook(om.config.hooks, "on_reflection_start", hook_base)
     first_level = start_level(primary_model_name(cfg.model))
 
     async def work() -> Any:
         return await om.reflector.reflect(
-            slice_text, target=target, first_level=first_level,
+            slice_text,
+            target=target,
+            first_level=first_level,
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "buffer-reflection"},
         )
 
@@ -170,10 +194,16 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
             error = RuntimeError(f"did not shrink its slice ({slice_tokens} → {reflection.tokens} tokens)")
         if error is not None:
             _back_off(om, live, live.record.observation_token_count)
-            om.events.data("data-om-buffering-failed", {
-                **base, "failedAt": iso(now), "durationMs": duration_ms(started, now, latency),
-                "tokensAttempted": slice_tokens, "error": str(error),
-            })
+            om.events.data(
+                "data-om-buffering-failed",
+                {
+                    **base,
+                    "failedAt": iso(now),
+                    "durationMs": duration_ms(started, now, latency),
+                    "tokensAttempted": slice_tokens,
+                    "error": str(error),
+                },
+            )
             await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": str(error)})
             return
         head = live.record
@@ -183,28 +213,43 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
         head.reflected_observation_line_count = covered
         head.updated_at = now
         om.storage.save_record(head)
-        om.events.data("data-om-buffering-end", {
-            **base, "completedAt": iso(now), "durationMs": duration_ms(started, now, latency),
-            "tokensBuffered": slice_tokens, "bufferedTokens": reflection.tokens, "observations": reflection.observations,
-        })
-        await call_hook(om.config.hooks, "on_reflection_end", {
-            **hook_base, "usage": usage_dict(reflection.usage), "costUsd": reflection.cost_usd,
-            "providerMetadata": reflection.responses[-1].provider_metadata if reflection.responses else {},
-            "model": reflection.responses[-1].model if reflection.responses else None, "error": None,
-        })
+        om.events.data(
+            "data-om-buffering-end",
+            {
+                **base,
+                "completedAt": iso(now),
+                "durationMs": duration_ms(started, now, latency),
+                "tokensBuffered": slice_tokens,
+                "bufferedTokens": reflection.tokens,
+                "observations": reflection.observations,
+            },
+        )
+        await call_hook(
+            om.config.hooks,
+            "on_reflection_end",
+            {
+                **hook_base,
+                "usage": usage_dict(reflection.usage),
+                "costUsd": reflection.cost_usd,
+                "providerMetadata": reflection.responses[-1].provider_metadata if reflection.responses else {},
+                "model": reflection.responses[-1].model if reflection.responses else None,
+                "error": None,
+            },
+        )
 
     result.buffering_started = True
     await om.scheduler.submit(live.refl_key, work, commit, cost=observer_cost, lock=live.lock)
 
 
-async def activate_buffered_reflection(om: ObservationalMemory, live: LiveMemory, reason: str, result: StepResult,
-                                       details: dict) -> bool:
+async def activate_buffered_reflection(
+    om: ObservationalMemory, live: LiveMemory, reason: str, result: StepResult, details: dict
+) -> bool:
     """Replace the covered lines with the buffered reflection in a new generation."""
     cfg = om.config.reflection
     record = live.record
     buffered = record.buffered_reflection or ""
     lines = record.active_observations.split("\n")
-    tail = "\n".join(lines[record.reflected_observation_line_count:]).strip()
+    tail = "\n".join(lines[record.reflected_observation_line_count :]).strip()
     combined = f"{buffered}\n\n{tail}" if tail else buffered
     if reason != "threshold":
         # an early trigger must not make a cliff drop (§2.8 step 4)
@@ -214,26 +259,46 @@ async def activate_buffered_reflection(om: ObservationalMemory, live: LiveMemory
         if tail_tokens < record.buffered_reflection_tokens or combined_tokens < floor:
             return False
     if om.config.retrieval is not None:
-        covered_text = "\n".join(lines[:record.reflected_observation_line_count])
+        covered_text = "\n".join(lines[: record.reflected_observation_line_count])
         buffered = retrieval_groups(om, buffered, covered_text)
         combined = f"{buffered}\n\n{tail}" if tail else buffered
     before = record.observation_token_count
     new_tokens = om.counter.count_log(combined)
     commit_generation(om, live, combined, new_tokens)
     now = om.clock.now()
-    om.events.data("data-om-activation", {
-        "cycleId": new_cycle_id("reflect-act"), "operationType": "reflection", "activatedAt": iso(now),
-        "chunksActivated": 1, "tokensActivated": before, "observationTokens": new_tokens, "messagesActivated": 0,
-        "recordId": live.record.id, "threadId": live.thread_id, "generationCount": live.record.generation_count,
-        "config": om.marker_config(), "observations": combined, "triggeredBy": reason, **details,
-    })
+    om.events.data(
+        "data-om-activation",
+        {
+            "cycleId": new_cycle_id("reflect-act"),
+            "operationType": "reflection",
+            "activatedAt": iso(now),
+            "chunksActivated": 1,
+            "tokensActivated": before,
+            "observationTokens": new_tokens,
+            "messagesActivated": 0,
+            "recordId": live.record.id,
+            "threadId": live.thread_id,
+            "generationCount": live.record.generation_count,
+            "config": om.marker_config(),
+            "observations": combined,
+            "triggeredBy": reason,
+            **details,
+        },
+    )
     live.reflection_retry_at = None
     result.reflected = True
     return True
 
 
-async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
-                       manual: bool = False, guidance: str | None = None) -> None:
+async def reflect_sync(
+    om: ObservationalMemory,
+    live: LiveMemory,
+    trigger: str,
+    result: StepResult,
+    *,
+    manual: bool = False,
+    guidance: str | None = None,
+) -> None:
     """Reflect the whole log while the actor waits."""
     record = live.record
     threshold = om.config.reflection.observation_tokens
@@ -241,20 +306,42 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     cycle_id = new_cycle_id("refl")
     started = om.clock.now()
     base = {"cycleId": cycle_id, "operationType": "reflection", "recordId": record.id, "threadId": live.thread_id}
-    om.events.debug("reflection_triggered", started, live.thread_id, live.resource_id,
-                    inputTokens=input_tokens, activeObservationsLength=len(record.active_observations))
-    start_marker = {**base, "tokensToObserve": input_tokens, "threadIds": [live.thread_id], "config": om.marker_config()}
+    om.events.debug(
+        "reflection_triggered",
+        started,
+        live.thread_id,
+        live.resource_id,
+        inputTokens=input_tokens,
+        activeObservationsLength=len(record.active_observations),
+    )
+    start_marker = {
+        **base,
+        "tokensToObserve": input_tokens,
+        "threadIds": [live.thread_id],
+        "config": om.marker_config(),
+    }
     om.events.data("data-om-observation-start", {**start_marker, "startedAt": iso(started)})
-    hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": trigger,
-                 "cycleId": cycle_id, "operationType": "reflection"}
+    hook_base = {
+        "threadId": live.thread_id,
+        "resourceId": live.resource_id,
+        "trigger": trigger,
+        "cycleId": cycle_id,
+        "operationType": "reflection",
+    }
     await call_hook(om.config.hooks, "on_reflection_start", hook_base)
 
     async def on_retry(inp: int, out: int, target: int, level: int) -> None:
         now = om.clock.now()
-        om.events.data("data-om-observation-failed", {
-            **base, "failedAt": iso(now), "durationMs": duration_ms(started, now, 0.0), "tokensAttempted": inp,
-            "error": f"Did not compress below threshold ({inp} → {out}, target {target}), retrying at level {level}",
-        })
+        om.events.data(
+            "data-om-observation-failed",
+            {
+                **base,
+                "failedAt": iso(now),
+                "durationMs": duration_ms(started, now, 0.0),
+                "tokensAttempted": inp,
+                "error": f"Did not compress below threshold ({inp} → {out}, target {target}), retrying at level {level}",
+            },
+        )
         om.events.data("data-om-observation-start", {**start_marker, "startedAt": iso(now)})
 
     thread = om.storage.get_thread(live.thread_id)
@@ -270,12 +357,18 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
             inline_items=extraction.inline_items,
             inline_slugs=extraction.inline_slugs,
         )
-    except Exception as exc:  # reflection never fails the turn: report and back off
+    except Exception as exc:  # noqa: BLE001 - reflection never fails the turn: report and back off
         failed = om.clock.now()
-        om.events.data("data-om-observation-failed", {
-            **base, "failedAt": iso(failed), "durationMs": duration_ms(started, failed, 0.0),
-            "tokensAttempted": input_tokens, "error": str(exc),
-        })
+        om.events.data(
+            "data-om-observation-failed",
+            {
+                **base,
+                "failedAt": iso(failed),
+                "durationMs": duration_ms(started, failed, 0.0),
+                "tokensAttempted": input_tokens,
+                "error": str(exc),
+            },
+        )
         await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": str(exc)})
         _back_off(om, live, input_tokens)
         result.errors.append(str(exc))
@@ -288,7 +381,9 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     extracted = None
     if committed:
         text = retrieval_groups(om, reflection.observations, record.active_observations)
-        commit_generation(om, live, text, om.counter.count_log(text) if text != reflection.observations else reflection.tokens)
+        commit_generation(
+            om, live, text, om.counter.count_log(text) if text != reflection.observations else reflection.tokens
+        )
         result.reflected = True
         result.sync_reflections += 1
         extracted = await extraction_step.finish(om, extraction, thread, reflection.output, text)
@@ -299,29 +394,56 @@ async def reflect_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
     else:
         _back_off(om, live, max(reflection.tokens, input_tokens) if not committed else reflection.tokens)
     usage = reflection.usage
-    om.events.debug("reflection_complete", completed, live.thread_id, live.resource_id,
-                    inputTokens=input_tokens, outputTokens=reflection.tokens, observations=reflection.observations,
-                    usage=usage_dict(usage), committed=committed)
+    om.events.debug(
+        "reflection_complete",
+        completed,
+        live.thread_id,
+        live.resource_id,
+        inputTokens=input_tokens,
+        outputTokens=reflection.tokens,
+        observations=reflection.observations,
+        usage=usage_dict(usage),
+        committed=committed,
+    )
     duration = duration_ms(started, completed, reflection.latency_s)
     if committed:
-        om.events.data("data-om-observation-end", {
-            **base, "recordId": live.record.id, "completedAt": iso(completed), "durationMs": duration,
-            "tokensObserved": input_tokens, "observationTokens": live.record.observation_token_count,
-            "observations": live.record.active_observations,
-            **(extraction_step.event_fields(extracted) if extracted is not None else {}),
-        })
+        om.events.data(
+            "data-om-observation-end",
+            {
+                **base,
+                "recordId": live.record.id,
+                "completedAt": iso(completed),
+                "durationMs": duration,
+                "tokensObserved": input_tokens,
+                "observationTokens": live.record.observation_token_count,
+                "observations": live.record.active_observations,
+                **(extraction_step.event_fields(extracted) if extracted is not None else {}),
+            },
+        )
     else:
-        om.events.data("data-om-observation-failed", {
-            **base, "failedAt": iso(completed), "durationMs": duration, "tokensAttempted": input_tokens,
-            "error": f"reflection did not shrink the log ({input_tokens} → {reflection.tokens}); kept unchanged",
-            "observations": reflection.observations,
-        })
-    await call_hook(om.config.hooks, "on_reflection_end", {
-        **hook_base, "usage": usage_dict(usage), "costUsd": reflection.cost_usd,
-        "providerMetadata": reflection.responses[-1].provider_metadata if reflection.responses else {},
-        "model": reflection.responses[-1].model if reflection.responses else None,
-        "error": None if committed else "not committed: the reflection did not shrink the log",
-    })
+        om.events.data(
+            "data-om-observation-failed",
+            {
+                **base,
+                "failedAt": iso(completed),
+                "durationMs": duration,
+                "tokensAttempted": input_tokens,
+                "error": f"reflection did not shrink the log ({input_tokens} → {reflection.tokens}); kept unchanged",
+                "observations": reflection.observations,
+            },
+        )
+    await call_hook(
+        om.config.hooks,
+        "on_reflection_end",
+        {
+            **hook_base,
+            "usage": usage_dict(usage),
+            "costUsd": reflection.cost_usd,
+            "providerMetadata": reflection.responses[-1].provider_metadata if reflection.responses else {},
+            "model": reflection.responses[-1].model if reflection.responses else None,
+            "error": None if committed else "not committed: the reflection did not shrink the log",
+        },
+    )
 
 
 def retrieval_groups(om: ObservationalMemory, reflection: str, source: str) -> str:

@@ -67,8 +67,17 @@ RetryListener = Callable[[int, int, int, int], Any]
 
 
 class ReflectorRunner:
-    def __init__(self, *, model: Any, settings: Any, provider_options: dict | None, instruction: str | None,
-                 client: Any, count: Callable[[str], int], multi_thread: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        model: Any,
+        settings: Any,
+        provider_options: dict | None,
+        instruction: str | None,
+        client: Any,
+        count: Callable[[str], int],
+        multi_thread: bool = False,
+    ) -> None:
         self.model = model
         self.settings = settings
         self.provider_options = provider_options
@@ -112,8 +121,10 @@ class ReflectorRunner:
             )
             request = ModelRequest(
                 model=self.model,
-                messages=[{"role": "system", "content": self.system_prompt(inline_items)},
-                          {"role": "user", "content": user}],
+                messages=[
+                    {"role": "system", "content": self.system_prompt(inline_items)},
+                    {"role": "user", "content": user},
+                ],
                 role="reflector",
                 temperature=getattr(self.settings, "temperature", None),
                 max_output_tokens=getattr(self.settings, "max_output_tokens", None),

@@ -74,9 +74,7 @@ _VAGUE_DATE = re.compile(
 )
 _MONTH_RANGE = re.compile(r"([A-Z][a-z]+)\s+to\s+(?:early\s+)?([A-Z][a-z]+)\s+([0-9]{4})", re.IGNORECASE)
 
-_RELATIVE_WORDING = (
-    r"today|yesterday|tomorrow|[0-9]+ (?:day|week|month|year)s? ago|in [0-9]+ (?:day|week|month|year)s?"
-)
+_RELATIVE_WORDING = r"today|yesterday|tomorrow|[0-9]+ (?:day|week|month|year)s? ago|in [0-9]+ (?:day|week|month|year)s?"
 _HEADER = re.compile(
     rf"^(Date:[ \t]*)([A-Z][a-z]+ [0-9]{{1,2}}, [0-9]{{4}})( \((?:{_RELATIVE_WORDING})\))?$", re.MULTILINE
 )
@@ -229,9 +227,7 @@ def add_relative_time(text: str, current_date: date | datetime) -> str:
         if match.group(3):
             pieces.append(match.group(0))
         else:
-            pieces.append(
-                f"{match.group(1)}{match.group(2)} ({format_relative_days((today - header_date).days)})"
-            )
+            pieces.append(f"{match.group(1)}{match.group(2)} ({format_relative_days((today - header_date).days)})")
         last_end = match.end()
         previous = header_date
     pieces.append(expanded[last_end:])

@@ -70,8 +70,9 @@ def group_by_thread(messages: Sequence[Message]) -> dict[str, list[Message]]:
     return out
 
 
-async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *,
-                           everything: bool = False) -> None:
+async def observe_resource(
+    om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False
+) -> None:
     """One synchronous resource-scope observation (``everything``: all threads, not just enough
     to reach the threshold)."""
     by_thread = {t: safe_prefix(msgs) for t, msgs in group_by_thread(live.unobserved).items()}
@@ -87,14 +88,31 @@ async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: s
     picked = [t for batch in batches for t in batch]
     tokens_to_observe = sum(per_thread[t][0] for t in picked)
     base = {"cycleId": cycle_id, "operationType": "observation", "recordId": record.id, "threadId": live.thread_id}
-    om.events.debug("observation_triggered", started, ",".join(picked), live.resource_id,
-                    previousObservations=record.active_observations, pendingTokens=tokens_to_observe)
-    om.events.data("data-om-observation-start", {
-        **base, "startedAt": iso(started), "tokensToObserve": tokens_to_observe, "threadIds": picked,
-        "config": om.marker_config(),
-    })
-    hook_base = {"threadId": live.thread_id, "resourceId": live.resource_id, "trigger": trigger,
-                 "cycleId": cycle_id, "operationType": "observation"}
+    om.events.debug(
+        "observation_triggered",
+        started,
+        ",".join(picked),
+        live.resource_id,
+        previousObservations=record.active_observations,
+        pendingTokens=tokens_to_observe,
+    )
+    om.events.data(
+        "data-om-observation-start",
+        {
+            **base,
+            "startedAt": iso(started),
+            "tokensToObserve": tokens_to_observe,
+            "threadIds": picked,
+            "config": om.marker_config(),
+        },
+    )
+    hook_base = {
+        "threadId": live.thread_id,
+        "resourceId": live.resource_id,
+        "trigger": trigger,
+        "cycleId": cycle_id,
+        "operationType": "observation",
+    }
     await call_hook(om.config.hooks, "on_observation_start", hook_base)
     threads = {t: om.storage.get_thread(t) for t in picked}
     shown = {t: shown_thread_id(om, t) for t in picked}
@@ -104,8 +122,11 @@ async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: s
         prior = []
         for t in batch:
             meta = threads[t].om if threads[t] is not None else {}
-            items = [(k, meta[key]) for k, key in (("current-task", "currentTask"), ("suggested-response", "suggestedResponse"))
-                     if meta.get(key)]
+            items = [
+                (k, meta[key])
+                for k, key in (("current-task", "currentTask"), ("suggested-response", "suggestedResponse"))
+                if meta.get(key)
+            ]
             prior.append((shown[t], items))
         return await om.observer.observe_threads(
             [(shown[t], by_thread[t]) for t in batch],
@@ -120,10 +141,16 @@ async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: s
         outcomes = await asyncio.gather(*(run_batch(batch) for batch in batches))
     except Exception as exc:
         failed = om.clock.now()
-        om.events.data("data-om-observation-failed", {
-            **base, "failedAt": iso(failed), "durationMs": duration_ms(started, failed, 0.0),
-            "tokensAttempted": tokens_to_observe, "error": str(exc),
-        })
+        om.events.data(
+            "data-om-observation-failed",
+            {
+                **base,
+                "failedAt": iso(failed),
+                "durationMs": duration_ms(started, failed, 0.0),
+                "tokensAttempted": tokens_to_observe,
+                "error": str(exc),
+            },
+        )
         await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(exc)})
         result.errors.append(str(exc))
         if om.config.observation.failure_policy == "continue":
@@ -144,8 +171,9 @@ async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: s
             newest = max(m.created_at for m in by_thread[thread_id])
             text = merge_thread_section(text, shown_id, output.observations.strip(), newest)
             thread = threads[thread_id]
-            om.update_thread_hints(thread, live, cycle_id, output.current_task, output.suggested_response,
-                                   output.thread_title)
+            om.update_thread_hints(
+                thread, live, cycle_id, output.current_task, output.suggested_response, output.thread_title
+            )
     for thread_id in picked:
         messages = by_thread[thread_id]
         newest = max(m.created_at for m in messages)
@@ -172,19 +200,39 @@ async def observe_resource(om: ObservationalMemory, live: LiveMemory, trigger: s
     usage_in = sum(s.usage.input_tokens for _, s in outcomes)
     usage_out = sum(s.usage.output_tokens for _, s in outcomes)
     new_text_tokens = max(0, record.observation_token_count - om.counter.count_log(active_before))
-    om.events.debug("observation_complete", completed, ",".join(picked), live.resource_id,
-                    observations=text, previousObservations=active_before,
-                    usage={"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out})
-    om.events.data("data-om-observation-end", {
-        **base, "completedAt": iso(completed), "durationMs": duration_ms(started, completed, slowest.latency_s),
-        "tokensObserved": tokens_to_observe, "observationTokens": new_text_tokens, "observations": text,
-        "threadIds": picked,
-    })
-    await call_hook(om.config.hooks, "on_observation_end", {
-        **hook_base, "usage": {"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out},
-        "costUsd": sum((s.cost_usd or 0.0) for _, s in outcomes), "error": None,
-        "model": slowest.responses[-1].model if slowest.responses else None, "providerMetadata": {},
-    })
+    om.events.debug(
+        "observation_complete",
+        completed,
+        ",".join(picked),
+        live.resource_id,
+        observations=text,
+        previousObservations=active_before,
+        usage={"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out},
+    )
+    om.events.data(
+        "data-om-observation-end",
+        {
+            **base,
+            "completedAt": iso(completed),
+            "durationMs": duration_ms(started, completed, slowest.latency_s),
+            "tokensObserved": tokens_to_observe,
+            "observationTokens": new_text_tokens,
+            "observations": text,
+            "threadIds": picked,
+        },
+    )
+    await call_hook(
+        om.config.hooks,
+        "on_observation_end",
+        {
+            **hook_base,
+            "usage": {"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out},
+            "costUsd": sum((s.cost_usd or 0.0) for _, s in outcomes),
+            "error": None,
+            "model": slowest.responses[-1].model if slowest.responses else None,
+            "providerMetadata": {},
+        },
+    )
 
 
 def other_conversations_block(om: ObservationalMemory, live: LiveMemory, current_thread: str) -> str | None:
@@ -204,12 +252,16 @@ def other_conversations_block(om: ObservationalMemory, live: LiveMemory, current
                 text = text[:OTHER_CONVERSATION_PART_CHARS] + "…"
             lines.append(f"{message.role} ({iso(message.created_at)}): {text}")
         if lines:
-            blocks.append(f'<other-conversation id="{shown_thread_id(om, thread_id)}">\n' + "\n".join(lines)
-                          + "\n</other-conversation>")
+            blocks.append(
+                f'<other-conversation id="{shown_thread_id(om, thread_id)}">\n'
+                + "\n".join(lines)
+                + "\n</other-conversation>"
+            )
     if not blocks:
         return None
     return (
         "The following comes from OTHER conversations with this user, not the current one. Use it only as "
         "background; do not continue their unfinished work here.\nSTART_OTHER_CONVERSATIONS_BLOCK\n"
-        + "\n".join(blocks) + "\nEND_OTHER_CONVERSATIONS_BLOCK"
+        + "\n".join(blocks)
+        + "\nEND_OTHER_CONVERSATIONS_BLOCK"
     )

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from abc import ABC, abstractmethod
 import math
 import random
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -161,8 +161,15 @@ class Scheduler(ABC):
             log.exception("committing background operation %s failed", op.key)
 
     @abstractmethod
-    async def submit(self, key: str, work: Callable[[], Awaitable[Any]], commit: Commit, *,
-                     cost: Callable[[Any], CallCost | None], lock: asyncio.Lock | None) -> None:
+    async def submit(
+        self,
+        key: str,
+        work: Callable[[], Awaitable[Any]],
+        commit: Commit,
+        *,
+        cost: Callable[[Any], CallCost | None],
+        lock: asyncio.Lock | None,
+    ) -> None:
         """Run ``work`` in the background and ``commit`` its result (or error) under ``lock``."""
 
     @abstractmethod
@@ -199,7 +206,7 @@ class LiveScheduler(Scheduler):
         async def run() -> None:
             try:
                 op.result = await work()
-            except Exception as exc:  # reported through commit, never raised into a turn
+            except Exception as exc:  # noqa: BLE001 - reported through commit, never raised into a turn
                 op.error = exc
             op.finished = True
             if op.lock is not None:
@@ -263,7 +270,7 @@ class VirtualScheduler(Scheduler):
         try:
             op.result = await work()
             seconds = self._latency(cost(op.result))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported through commit, never raised into a turn
             op.error = exc
             seconds = 0.0
         op.finished = True
@@ -271,8 +278,9 @@ class VirtualScheduler(Scheduler):
 
     async def poll(self, prefix: str) -> None:
         now = self.clock.now()
-        ready = sorted((o for o in self._ops.values() if o.key.startswith(prefix) and o.ready_at <= now),
-                       key=lambda o: o.ready_at)
+        ready = sorted(
+            (o for o in self._ops.values() if o.key.startswith(prefix) and o.ready_at <= now), key=lambda o: o.ready_at
+        )
         for op in ready:
             await self._commit(op)
 

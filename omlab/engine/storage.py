@@ -26,9 +26,7 @@ class Storage(Protocol):
 
     # messages (upsert by id)
     def save_messages(self, messages: list[Message]) -> None: ...
-    def get_messages(
-        self, thread_id: str, *, after: datetime | None = None, limit: int | None = None
-    ) -> list[Message]:
+    def get_messages(self, thread_id: str, *, after: datetime | None = None, limit: int | None = None) -> list[Message]:
         """Messages of a thread ordered by ``(created_at, id)``; only those strictly after
         ``after`` when given."""
         ...
@@ -36,7 +34,9 @@ class Storage(Protocol):
     def get_message(self, message_id: str) -> Message | None: ...
 
     # OM records
-    def get_head_record(self, scope: str, thread_id: str | None, resource_id: str | None) -> ObservationRecord | None: ...
+    def get_head_record(
+        self, scope: str, thread_id: str | None, resource_id: str | None
+    ) -> ObservationRecord | None: ...
     def save_record(self, record: ObservationRecord) -> None:
         """Insert or replace the record with this id."""
         ...

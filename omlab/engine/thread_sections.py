@@ -30,9 +30,7 @@ _BOUNDARY_LINE = re.compile(r"^--- message boundary \([^)]*\) ---$", re.MULTILIN
 
 def _check_thread_id(thread_id: str) -> None:
     if not thread_id or any(char in thread_id for char in '"<>\n\r'):
-        raise ValueError(
-            f"thread id {thread_id!r} must be non-empty and free of quotes, angle brackets, newlines"
-        )
+        raise ValueError(f"thread id {thread_id!r} must be non-empty and free of quotes, angle brackets, newlines")
 
 
 def strip_thread_tags(observations: str) -> str:
@@ -69,9 +67,7 @@ def _last_section_span(text: str, thread_id: str) -> tuple[int, int] | None:
     return span
 
 
-def merge_thread_section(
-    existing_text: str, thread_id: str, observations: str, boundary_dt: datetime | None
-) -> str:
+def merge_thread_section(existing_text: str, thread_id: str, observations: str, boundary_dt: datetime | None) -> str:
     """Add a batch of *observations* for *thread_id* to the resource log *existing_text*.
 
     If the thread's last section in *existing_text* ends in the same ``Date:`` group as the

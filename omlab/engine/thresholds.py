@@ -128,8 +128,9 @@ def min_remaining(buffer_activation: float, threshold: int) -> float:
     return min(MIN_REMAINING_CAP, retention_floor(buffer_activation, threshold))
 
 
-def should_trigger_buffer(current_tokens: float, last_boundary: float, threshold: int | None,
-                          buffer_tokens: int) -> bool:
+def should_trigger_buffer(
+    current_tokens: float, last_boundary: float, threshold: int | None, buffer_tokens: int
+) -> bool:
     """Whether pending tokens crossed into a new buffering interval since the last buffer op (§2.5).
 
     The interval is ``bufferTokens``, halved from the ramp point ``threshold − 1.1 × bufferTokens``
@@ -176,9 +177,14 @@ class ActivationChoice:
     rule: ActivationRule
 
 
-def select_activation_boundary(chunk_message_tokens: Sequence[int], pending_tokens: float,
-                               buffer_activation: float, threshold: int, *,
-                               force_max: bool) -> ActivationChoice:
+def select_activation_boundary(
+    chunk_message_tokens: Sequence[int],
+    pending_tokens: float,
+    buffer_activation: float,
+    threshold: int,
+    *,
+    force_max: bool,
+) -> ActivationChoice:
     """Choose how many buffered chunks to activate (§2.6, ``swapBufferedToActive``).
 
     ``target = max(0, pending − floor)`` tokens should go. Walking the cumulative chunk sizes,
@@ -218,14 +224,16 @@ def select_activation_boundary(chunk_message_tokens: Sequence[int], pending_toke
     return ActivationChoice(1, chunk_message_tokens[0], "first-chunk")
 
 
-def projected_message_removal(chunk_message_tokens: Sequence[int], pending_tokens: float,
-                              buffer_activation: float, threshold: int) -> int:
+def projected_message_removal(
+    chunk_message_tokens: Sequence[int], pending_tokens: float, buffer_activation: float, threshold: int
+) -> int:
     """Message tokens an activation would remove right now (the UI's ``projectedMessageRemoval``).
 
     The same selection as :func:`select_activation_boundary` without ``force_max``; 0 with no chunks.
     """
-    return select_activation_boundary(chunk_message_tokens, pending_tokens, buffer_activation,
-                                      threshold, force_max=False).tokens
+    return select_activation_boundary(
+        chunk_message_tokens, pending_tokens, buffer_activation, threshold, force_max=False
+    ).tokens
 
 
 BlockingBand = Literal["below", "band", "block"]
@@ -246,8 +254,7 @@ def blocking_band(pending_tokens: float, threshold: int, block_after: int | None
     return "band"
 
 
-def reflection_lines_to_buffer(observation_tokens: float, line_count: int, threshold: int,
-                               activation: float) -> int:
+def reflection_lines_to_buffer(observation_tokens: float, line_count: int, threshold: int, activation: float) -> int:
     """How many leading observation lines a background reflection covers (§2.8).
 
     The oldest lines worth about ``threshold × activation`` tokens, estimated with the average
@@ -261,10 +268,15 @@ def reflection_lines_to_buffer(observation_tokens: float, line_count: int, thres
     return min(math.floor(threshold * activation / average), line_count)
 
 
-def should_start_buffered_reflection(observation_tokens: float, threshold: int,
-                                     activation: float | None, *, op_running: bool = False,
-                                     boundary_set: bool = False,
-                                     has_buffered_reflection: bool = False) -> bool:
+def should_start_buffered_reflection(
+    observation_tokens: float,
+    threshold: int,
+    activation: float | None,
+    *,
+    op_running: bool = False,
+    boundary_set: bool = False,
+    has_buffered_reflection: bool = False,
+) -> bool:
     """Whether to start a background reflection now (§2.8 step 1).
 
     Needs async reflection (``activation`` set), observations below the threshold but at least

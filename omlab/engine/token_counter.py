@@ -419,9 +419,7 @@ class TokenCounter:
                 cost.tokens += self._estimate(part, kind, _format_tool_result(value))
             else:
                 # Keyed on a fast compact dump; the indented text is built only on a cache miss.
-                cost.tokens += self._fixed(
-                    part, kind, identity, lambda: self.count_string(_format_tool_result(value))
-                )
+                cost.tokens += self._fixed(part, kind, identity, lambda: self.count_string(_format_tool_result(value)))
         if not isinstance(value, str):
             cost.overhead_delta += JSON_OVERHEAD_DELTA
         return cost

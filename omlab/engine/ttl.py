@@ -44,7 +44,7 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
     if value is None or value is False:
         return None
     if isinstance(value, bool):
-        _fail(option, f"got {value!r}; use false to disable, or a duration such as \"5m\"")
+        _fail(option, f'got {value!r}; use false to disable, or a duration such as "5m"')
     if isinstance(value, int | float):
         if not math.isfinite(value) or value < 0:
             _fail(option, f"must be a non-negative number of milliseconds, got {value!r}")
@@ -54,8 +54,10 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
         if text.lower() == "auto":
             return "auto"
         if not text or not _WHOLE.fullmatch(text):
-            _fail(option, f"{value!r} is not a duration; write e.g. 300000 (ms), \"30s\", \"5m\", "
-                          f"\"1hr\", \"1h30m\", \"auto\" or false")
+            _fail(
+                option,
+                f'{value!r} is not a duration; write e.g. 300000 (ms), "30s", "5m", "1hr", "1h30m", "auto" or false',
+            )
         total = 0.0
         for amount, unit in _PART.findall(text):
             factor = _UNIT_MS.get(unit.lower())
@@ -63,8 +65,7 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
                 _fail(option, f"unknown unit {unit!r} in {value!r}; use ms, s, m, h or d")
             total += float(amount) * factor
         return math.floor(total + 0.5)
-    _fail(option, f"expected milliseconds, a duration string, \"auto\" or false, got "
-                  f"{type(value).__name__}")
+    _fail(option, f'expected milliseconds, a duration string, "auto" or false, got {type(value).__name__}')
 
 
 def _fail(option: str, message: str) -> None:
@@ -98,9 +99,16 @@ PROVIDER_CACHE_TTL_MS: dict[str, int] = {
 DEFAULT_CACHE_TTL_MS = 5 * MINUTE_MS
 #: OpenAI models whose default retention is extended (not gpt-4*, gpt-5, gpt-5.1 … gpt-5.4).
 _OPENAI_SHORT_TTL = re.compile(r"^(gpt-4|gpt-5(?:$|-|\.[1-4](?:$|-))|o\d|chatgpt)")
-_NAME_HINTS = (("claude", "anthropic"), ("gpt", "openai"), ("o1", "openai"), ("o3", "openai"),
-               ("o4", "openai"), ("gemini", "google"), ("deepseek", "deepseek"),
-               ("grok", "xai"))
+_NAME_HINTS = (
+    ("claude", "anthropic"),
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("gemini", "google"),
+    ("deepseek", "deepseek"),
+    ("grok", "xai"),
+)
 
 
 def provider_cache_ttl_ms(model: str | None) -> int:

@@ -178,9 +178,7 @@ def _canonical(value: Any, where: str) -> Any:
     if isinstance(value, list | tuple):
         return [_canonical(item, f"{where}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, set | frozenset):
-        return sorted(
-            (_canonical(item, where) for item in value), key=lambda v: json.dumps(v, sort_keys=True)
-        )
+        return sorted((_canonical(item, where) for item in value), key=lambda v: json.dumps(v, sort_keys=True))
     if isinstance(value, bytes | bytearray):
         return {"sha256": hashlib.sha256(bytes(value)).hexdigest()}
     if isinstance(value, type) and hasattr(value, "model_json_schema"):  # a pydantic model class
@@ -335,9 +333,7 @@ class ResponseCache:
                     self._writes += 1
             return written
         except sqlite3.Error:
-            logger.exception(
-                "could not write to the response cache %s (the call result is kept)", self._where
-            )
+            logger.exception("could not write to the response cache %s (the call result is kept)", self._where)
             return False
 
     # -- inspection (CLI) ----------------------------------------------------------------------
@@ -345,11 +341,7 @@ class ResponseCache:
     def get(self, key: str) -> CachedResponse | None:
         """The entry stored under ``key``, whatever the mode; counts nothing."""
         with self._lock:
-            row = (
-                self._connection()
-                .execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,))
-                .fetchone()
-            )
+            row = self._connection().execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,)).fetchone()
         return _entry(row) if row is not None else None
 
     def stats(self) -> CacheStats:
@@ -375,9 +367,7 @@ class ResponseCache:
             entries, oldest, newest, cost, latency = conn.execute(
                 "SELECT count(*), min(created_at), max(created_at), sum(cost_usd), sum(latency_s) FROM responses"
             ).fetchone()
-            by_model = dict(
-                conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model")
-            )
+            by_model = dict(conn.execute("SELECT model, count(*) FROM responses GROUP BY model ORDER BY model"))
             by_role = dict(
                 conn.execute(
                     "SELECT coalesce(role, ''), count(*) FROM responses GROUP BY coalesce(role, '') ORDER BY 1"
@@ -438,9 +428,7 @@ class ResponseCache:
             conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
-            )
+            conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
             _retry_while_locked(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
             conn.execute("PRAGMA synchronous=NORMAL")
         _retry_while_locked(lambda: conn.executescript(_SCHEMA))

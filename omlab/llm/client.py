@@ -114,9 +114,7 @@ class ModelClient:
         progress = _Progress()
         resolved: ResolvedModel | None = None
         try:
-            resolved = await resolve_model(
-                request.model, input_tokens=request.input_tokens, context=request.context
-            )
+            resolved = await resolve_model(request.model, input_tokens=request.input_tokens, context=request.context)
             return await self._walk(request, resolved, progress, call_id, requested, started_at)
         except asyncio.CancelledError:
             self._record_failure(request, resolved, progress, call_id, requested, started_at, "cancelled")
@@ -127,9 +125,7 @@ class ModelClient:
             )
             raise
         except _Exhausted as exhausted:
-            call = self._record_failure(
-                request, resolved, progress, call_id, requested, started_at, exhausted.summary
-            )
+            call = self._record_failure(request, resolved, progress, call_id, requested, started_at, exhausted.summary)
             raise ModelCallError(f"model call failed ({requested}): {exhausted.summary}", call) from (
                 progress.last_error
             )
@@ -154,9 +150,7 @@ class ModelClient:
                 [(a.model, k) for a, k in zip(resolved.attempts, keys, strict=True) if k is not None]
             )
             if hit is not None:
-                return self._serve_cached(
-                    request, resolved, keys.index(hit.key), hit, call_id, requested, started_at
-                )
+                return self._serve_cached(request, resolved, keys.index(hit.key), hit, call_id, requested, started_at)
         policy = self.retry
         remote = self._remote_backend(resolved)
         # Starts with the first request sent: neither litellm's one-off import nor queueing for a
@@ -174,16 +168,12 @@ class ModelClient:
                         deadline = self._now() + policy.deadline_s
                     remaining = deadline - self._now() if deadline is not None else None
                     if remaining is not None and remaining <= 0:
-                        raise _Exhausted(
-                            self._summary(progress, f"deadline of {policy.deadline_s:g} s passed")
-                        )
+                        raise _Exhausted(self._summary(progress, f"deadline of {policy.deadline_s:g} s passed"))
                     timeout = _min_or_none(policy.attempt_timeout_s, remaining)
                     progress.attempts += 1
                     progress.last_model = attempt.model
                     try:
-                        text, usage, finish_reason, metadata = await self._dispatch(
-                            attempt, request, timeout, remote
-                        )
+                        text, usage, finish_reason, metadata = await self._dispatch(attempt, request, timeout, remote)
                     except asyncio.CancelledError:
                         raise
                     except Exception as err:  # noqa: BLE001 - every failure is classified by is_retryable

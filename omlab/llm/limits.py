@@ -51,9 +51,7 @@ class ProviderLimits:
     ``per_provider`` are provider names as in model strings (``google``, ``openai``…).
     """
 
-    def __init__(
-        self, default: int = DEFAULT_CONCURRENCY, per_provider: Mapping[str, int] | None = None
-    ) -> None:
+    def __init__(self, default: int = DEFAULT_CONCURRENCY, per_provider: Mapping[str, int] | None = None) -> None:
         _check_limit("ProviderLimits.default", default)
         if per_provider is not None and not isinstance(per_provider, Mapping):
             raise TypeError(
@@ -62,18 +60,16 @@ class ProviderLimits:
         limits: dict[str, int] = {}
         for name, limit in (per_provider or {}).items():
             if not isinstance(name, str) or not name.strip() or "/" in name:
-                raise ValueError(
-                    f"ProviderLimits.per_provider: {name!r} is not a provider name (e.g. 'openai')"
-                )
+                raise ValueError(f"ProviderLimits.per_provider: {name!r} is not a provider name (e.g. 'openai')")
             _check_limit(f"ProviderLimits.per_provider[{name!r}]", limit)
             limits[_provider_name(name)] = limit
         self.default = default
         self.per_provider: dict[str, int] = limits
         self._paused_until: dict[str, float] = {}
         # asyncio primitives belong to one event loop; each loop gets its own semaphores.
-        self._semaphores: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]
-        ] = weakref.WeakKeyDictionary()
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def limit_for(self, model: str) -> int | None:
         """Concurrent requests allowed for ``model``'s provider; None (unlimited) for offline models."""

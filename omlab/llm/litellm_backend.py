@@ -96,9 +96,7 @@ def load_litellm() -> ModuleType:
     return litellm
 
 
-def build_litellm_kwargs(
-    attempt: ResolvedAttempt, request: ModelRequest, timeout_s: float | None
-) -> dict[str, Any]:
+def build_litellm_kwargs(attempt: ResolvedAttempt, request: ModelRequest, timeout_s: float | None) -> dict[str, Any]:
     """The ``litellm.acompletion`` keyword arguments for one attempt (pure; no litellm import)."""
     kwargs: dict[str, Any] = {
         "model": litellm_model_name(attempt.model),
@@ -215,9 +213,7 @@ async def litellm_complete(
     except Exception as err:
         message = str(err).lower()
         if any(marker in message for marker in _MALFORMED_MARKERS):
-            raise MalformedResponseError(
-                f"{attempt.model} returned a malformed reply: {_first_line(err)}"
-            ) from err
+            raise MalformedResponseError(f"{attempt.model} returned a malformed reply: {_first_line(err)}") from err
         raise
     return parse_completion(attempt.model, response)
 
@@ -237,9 +233,7 @@ def parse_completion(model: str, response: Any) -> tuple[str, Usage, str | None,
         text = ""  # a reply made only of tool calls
     if not isinstance(text, str):
         finish = _field(choice, "finish_reason")
-        raise MalformedResponseError(
-            f"{model} returned a reply without message content (finish_reason={finish!r})"
-        )
+        raise MalformedResponseError(f"{model} returned a reply without message content (finish_reason={finish!r})")
     usage_raw = _field(response, "usage")
     usage = Usage(
         input_tokens=int(_field(usage_raw, "prompt_tokens") or 0) if usage_raw is not None else 0,
@@ -273,11 +267,13 @@ def _tool_calls(message: Any) -> list[dict[str, Any]]:
         if function is None:
             continue
         arguments = _field(function, "arguments")
-        calls.append({
-            "id": _field(call, "id"),
-            "name": _field(function, "name"),
-            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
-        })
+        calls.append(
+            {
+                "id": _field(call, "id"),
+                "name": _field(function, "name"),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
+            }
+        )
     return calls
 
 

@@ -34,12 +34,7 @@ class Price:
     def __post_init__(self) -> None:
         for name in ("input_per_mtok", "output_per_mtok"):
             value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or value < 0
-            ):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"Price.{name} must be a finite number >= 0, got {value!r}")
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
@@ -94,9 +89,7 @@ def as_price(value: Price | Mapping[str, float], model: str = "?") -> Price:
                 f"price override for {model!r} needs exactly input_per_mtok and output_per_mtok, got {sorted(value)}"
             )
         return Price(value["input_per_mtok"], value["output_per_mtok"])
-    raise ValueError(
-        f"price override for {model!r} must be a Price, a model string or a mapping, got {value!r}"
-    )
+    raise ValueError(f"price override for {model!r} must be a Price, a model string or a mapping, got {value!r}")
 
 
 def known_price(model: str) -> Price | None:

@@ -105,14 +105,8 @@ class RetryPolicy:
     deadline_s: float | None = 300.0
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.max_retries, bool)
-            or not isinstance(self.max_retries, int)
-            or self.max_retries < 0
-        ):
-            raise ValueError(
-                f"RetryPolicy.max_retries must be a non-negative integer, got {self.max_retries!r}"
-            )
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise ValueError(f"RetryPolicy.max_retries must be a non-negative integer, got {self.max_retries!r}")
         _check_number("base_delay_s", self.base_delay_s, allow_zero=True)
         _check_number("max_delay_s", self.max_delay_s, allow_zero=True)
         if self.max_delay_s < self.base_delay_s:

@@ -65,9 +65,7 @@ class InputTooLargeError(ValueError):
 def validate_model_string(model: object) -> str:
     """Return ``model`` if it is a ``"provider/model"`` string, else raise :class:`ModelSpecError`."""
     if not isinstance(model, str):
-        raise ModelSpecError(
-            f"model must be a 'provider/model' string, got {type(model).__name__}: {model!r}"
-        )
+        raise ModelSpecError(f"model must be a 'provider/model' string, got {type(model).__name__}: {model!r}")
     provider, sep, name = model.partition("/")
     if not sep or not provider.strip() or not name.strip() or model != model.strip() or " " in provider:
         raise ModelSpecError(
@@ -248,22 +246,16 @@ class ModelWithRetries:
         except ModelSpecError as err:
             raise ModelSpecError(f"{label}.model: {err}") from None
         if self.max_retries is not None and (
-            isinstance(self.max_retries, bool)
-            or not isinstance(self.max_retries, int)
-            or self.max_retries < 0
+            isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0
         ):
-            raise ModelSpecError(
-                f"{label}.max_retries must be a non-negative integer, got {self.max_retries!r}"
-            )
+            raise ModelSpecError(f"{label}.max_retries must be a non-negative integer, got {self.max_retries!r}")
         if not isinstance(self.enabled, bool):
             raise ModelSpecError(f"{label}.enabled must be a boolean, got {self.enabled!r}")
         for name in ("model_settings", "provider_options", "headers"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Mapping):
                 raise ModelSpecError(f"{label}.{name} must be a mapping, got {type(value).__name__}")
-        if self.headers and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
-        ):
+        if self.headers and not all(isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()):
             raise ModelSpecError(f"{label}.headers must map strings to strings")
 
     @classmethod
@@ -409,27 +401,19 @@ class ResolvedModel:
     routing_thresholds: list[int] | None = None
 
 
-async def resolve_model(
-    spec: ModelSpec, *, input_tokens: int | None, context: dict[str, Any]
-) -> ResolvedModel:
+async def resolve_model(spec: ModelSpec, *, input_tokens: int | None, context: dict[str, Any]) -> ResolvedModel:
     """Resolve any spec to its attempts. Routers need ``input_tokens``; callables get ``context``."""
     return await _resolve(spec, input_tokens, context, depth=0)
 
 
-async def _resolve(
-    spec: ModelSpec, input_tokens: int | None, context: dict[str, Any], depth: int
-) -> ResolvedModel:
+async def _resolve(spec: ModelSpec, input_tokens: int | None, context: dict[str, Any], depth: int) -> ResolvedModel:
     if depth > _MAX_NESTING:
-        raise ModelSpecError(
-            f"model spec nests more than {_MAX_NESTING} levels (a callable returning itself?)"
-        )
+        raise ModelSpecError(f"model spec nests more than {_MAX_NESTING} levels (a callable returning itself?)")
     if isinstance(spec, str):
         return ResolvedModel([ResolvedAttempt(validate_model_string(spec))])
     if isinstance(spec, ModelByInputTokens):
         if input_tokens is None:
-            raise ModelSpecError(
-                f"{describe_model(spec)} routes by input size: the request needs input_tokens"
-            )
+            raise ModelSpecError(f"{describe_model(spec)} routes by input size: the request needs input_tokens")
         index, threshold = spec.select_tier(input_tokens)
         inner = await _resolve(spec.tiers()[index][1], input_tokens, context, depth + 1)
         return ResolvedModel(inner.attempts, tier=threshold, routing_thresholds=spec.get_thresholds())
@@ -479,9 +463,7 @@ async def _resolve_fallbacks(
     return ResolvedModel(attempts, tier=tier, routing_thresholds=thresholds)
 
 
-def merge_provider_options(
-    base: Mapping[str, Any] | None, override: Mapping[str, Any] | None
-) -> dict[str, Any]:
+def merge_provider_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
     """Merge per provider namespace: ``{"google": {...}}`` dicts merge key by key, other keys replace."""
     merged: dict[str, Any] = dict(base or {})
     for key, value in (override or {}).items():

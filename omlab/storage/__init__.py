@@ -40,12 +40,9 @@ def open_storage(spec: str | Path | Storage | None) -> Storage:
     if isinstance(spec, (str, Path)):
         if Path(spec).suffix.lower() in _DUCKDB_SUFFIXES:
             return DuckDBStorage(spec)
-        raise ValueError(
-            f"storage spec {str(spec)!r} is neither 'memory' nor a path ending in .duckdb or .db"
-        )
+        raise ValueError(f"storage spec {str(spec)!r} is neither 'memory' nor a path ending in .duckdb or .db")
     if isinstance(spec, Storage):
         return spec
     raise ValueError(
-        f"storage spec {spec!r} (a {type(spec).__name__}) is not None, 'memory', a .duckdb/.db "
-        "path or a storage object"
+        f"storage spec {spec!r} (a {type(spec).__name__}) is not None, 'memory', a .duckdb/.db path or a storage object"
     )

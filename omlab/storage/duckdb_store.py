@@ -249,9 +249,7 @@ class DuckDBStorage:
         with self._lock:
             rows = (
                 self._con()
-                .execute(
-                    "SELECT payload FROM threads WHERE resource_id = ? ORDER BY created_at, id", [resource_id]
-                )
+                .execute("SELECT payload FROM threads WHERE resource_id = ? ORDER BY created_at, id", [resource_id])
                 .fetchall()
             )
         return [thread_from_dict(json.loads(row[0])) for row in rows]
@@ -303,9 +301,7 @@ class DuckDBStorage:
         finally:
             connection.unregister(_INCOMING)
 
-    def get_messages(
-        self, thread_id: str, *, after: datetime | None = None, limit: int | None = None
-    ) -> list[Message]:
+    def get_messages(self, thread_id: str, *, after: datetime | None = None, limit: int | None = None) -> list[Message]:
         """Messages of a thread ordered by ``(created_at, id)``; only those with ``created_at``
         strictly after ``after`` when given (naive ``after`` is taken as UTC); at most ``limit``
         (the oldest ones)."""
@@ -355,9 +351,7 @@ class DuckDBStorage:
                     ],
                 )
 
-    def get_head_record(
-        self, scope: str, thread_id: str | None, resource_id: str | None
-    ) -> ObservationRecord | None:
+    def get_head_record(self, scope: str, thread_id: str | None, resource_id: str | None) -> ObservationRecord | None:
         """The live generation: ``superseded_by`` NULL, highest ``generation_count`` (ties:
         ``created_at`` then ``id`` ascending), or None."""
         condition, key = self._key_condition(scope, thread_id, resource_id)
@@ -371,17 +365,14 @@ class DuckDBStorage:
             )
         return None if row is None else record_from_dict(json.loads(row[0]))
 
-    def get_history(
-        self, scope: str, thread_id: str | None, resource_id: str | None
-    ) -> list[ObservationRecord]:
+    def get_history(self, scope: str, thread_id: str | None, resource_id: str | None) -> list[ObservationRecord]:
         """Every generation for the key, oldest first: ``(generation_count, created_at, id)``."""
         condition, key = self._key_condition(scope, thread_id, resource_id)
         with self._lock:
             rows = (
                 self._con()
                 .execute(
-                    f"SELECT payload FROM om_records WHERE {condition} "
-                    "ORDER BY generation_count, created_at, id",
+                    f"SELECT payload FROM om_records WHERE {condition} ORDER BY generation_count, created_at, id",
                     [key],
                 )
                 .fetchall()

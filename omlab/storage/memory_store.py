@@ -131,9 +131,7 @@ class InMemoryStorage:
                 self._messages[message.id] = message
                 self._message_slots[message.id] = (message.thread_id, key)
 
-    def get_messages(
-        self, thread_id: str, *, after: datetime | None = None, limit: int | None = None
-    ) -> list[Message]:
+    def get_messages(self, thread_id: str, *, after: datetime | None = None, limit: int | None = None) -> list[Message]:
         """Messages of a thread ordered by ``(created_at, id)``; only those with ``created_at``
         strictly after ``after`` when given (naive ``after`` is taken as UTC); at most ``limit``
         (the oldest ones)."""
@@ -163,9 +161,7 @@ class InMemoryStorage:
             self._record_keys[record.id] = key
             self._records_by_key.setdefault(key, set()).add(record.id)
 
-    def get_head_record(
-        self, scope: str, thread_id: str | None, resource_id: str | None
-    ) -> ObservationRecord | None:
+    def get_head_record(self, scope: str, thread_id: str | None, resource_id: str | None) -> ObservationRecord | None:
         """The live generation: ``superseded_by`` None, highest ``generation_count`` (ties:
         ``created_at`` then ``id`` ascending). A copy; None when there is none."""
         live = [r for r in self._records_for(scope, thread_id, resource_id) if r.superseded_by is None]
@@ -173,9 +169,7 @@ class InMemoryStorage:
             return None
         return min(live, key=lambda r: (-r.generation_count, utc(r.created_at), r.id))
 
-    def get_history(
-        self, scope: str, thread_id: str | None, resource_id: str | None
-    ) -> list[ObservationRecord]:
+    def get_history(self, scope: str, thread_id: str | None, resource_id: str | None) -> list[ObservationRecord]:
         """Every generation for the key, oldest first: ``(generation_count, created_at, id)``."""
         records = self._records_for(scope, thread_id, resource_id)
         records.sort(key=lambda r: (r.generation_count, utc(r.created_at), r.id))
@@ -189,9 +183,7 @@ class InMemoryStorage:
                 del self._records[record_id]
                 del self._record_keys[record_id]
 
-    def _records_for(
-        self, scope: str, thread_id: str | None, resource_id: str | None
-    ) -> list[ObservationRecord]:
+    def _records_for(self, scope: str, thread_id: str | None, resource_id: str | None) -> list[ObservationRecord]:
         key = record_key(scope, thread_id, resource_id)
         with self._lock:
             stored = [self._records[i] for i in self._records_by_key.get(key, ())]

@@ -75,8 +75,7 @@ def encode_value(value: Any, where: str = "value") -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(
-                    f"cannot serialize {where}: dict key {key!r} is a {type(key).__name__}, "
-                    "JSON keys must be strings"
+                    f"cannot serialize {where}: dict key {key!r} is a {type(key).__name__}, JSON keys must be strings"
                 )
             encoded[key] = encode_value(item, f"{where}[{key!r}]")
         if len(encoded) == 1 and next(iter(encoded)) in _MARKERS:
@@ -164,9 +163,7 @@ _PART_SCALARS = (
     "detail",
     "size_bytes",
 )
-_PART_KEYS = frozenset(
-    ("type", *_PART_SCALARS, "args", "result", "data", "created_at", "metadata", "token_cache")
-)
+_PART_KEYS = frozenset(("type", *_PART_SCALARS, "args", "result", "data", "created_at", "metadata", "token_cache"))
 
 
 def part_to_dict(part: Part) -> dict[str, Any]:
@@ -212,9 +209,7 @@ def part_from_dict(data: dict[str, Any]) -> Part:
 
 # --------------------------------------------------------------------------- Message
 
-_MESSAGE_KEYS = frozenset(
-    ("id", "role", "parts", "created_at", "thread_id", "resource_id", "metadata", "token_cache")
-)
+_MESSAGE_KEYS = frozenset(("id", "role", "parts", "created_at", "thread_id", "resource_id", "metadata", "token_cache"))
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

@@ -45,9 +45,7 @@ DEFAULT_CHARS_PER_TOKEN = 6
 PUNCTUATION = ".,!?;(){}[]<>:/\\|@#$%^&*+=`~_-"
 #: JavaScript's ``\s``: WhiteSpace (incl. every Zs character and the BOM) plus LineTerminator.
 JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+    "\t\n\v\f\r \u00a0\u1680" + "".join(chr(c) for c in range(0x2000, 0x200B)) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 
 _PUNCT_CLASS = "".join(re.escape(c) for c in PUNCTUATION)
@@ -78,9 +76,7 @@ class LanguageConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.pattern, re.Pattern):
-            raise TypeError(
-                f"LanguageConfig.pattern must be a compiled re.Pattern, got {type(self.pattern).__name__}"
-            )
+            raise TypeError(f"LanguageConfig.pattern must be a compiled re.Pattern, got {type(self.pattern).__name__}")
         if not self.average_chars_per_token > 0:
             raise ValueError(
                 f"LanguageConfig.average_chars_per_token must be > 0, got {self.average_chars_per_token!r}"
@@ -128,9 +124,7 @@ class _Pricer:
             self.configs = tuple(language_configs)
             for config in self.configs:
                 if not isinstance(config, LanguageConfig):
-                    raise TypeError(
-                        f"language_configs must hold LanguageConfig items, got {type(config).__name__}"
-                    )
+                    raise TypeError(f"language_configs must hold LanguageConfig items, got {type(config).__name__}")
             self.ascii_may_match_config = bool(self.configs)
         self.default_ratio = default_chars_per_token
 

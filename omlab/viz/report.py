@@ -101,9 +101,7 @@ def write_run_plots(
     if has_rows(calls):
         routed = "tier" in calls.columns and numeric(calls["tier"]).notna().any()
         for by in ("role", "model", *(("tier",) if routed else ())):
-            jobs.append(
-                (f"cost-by-{by}", lambda ax, b=by: plot_cost_breakdown(calls, by=b, ax=ax), FIGSIZE_BARS)
-            )
+            jobs.append((f"cost-by-{by}", lambda ax, b=by: plot_cost_breakdown(calls, by=b, ax=ax), FIGSIZE_BARS))
         if routed:
             jobs.append(("tier-routing", lambda ax: plot_tier_routing(calls, ax=ax), FIGSIZE_BARS))
     accuracy = _accuracy_job(answers, metrics)
@@ -117,8 +115,9 @@ def write_run_plots(
 SWEEP_HEATMAP_VALUES = ("blocked_s", "context_tokens_peak", "sync_observations", "accuracy", "cost_usd")
 
 
-def write_sweep_plots(out_dir: Path, table: pd.DataFrame, *, x: str, y: str, sweep_label: str,
-                      dpi: int = DPI) -> list[Path]:
+def write_sweep_plots(
+    out_dir: Path, table: pd.DataFrame, *, x: str, y: str, sweep_label: str, dpi: int = DPI
+) -> list[Path]:
     """Save a sweep's heatmaps (``x`` × ``y`` → each of :data:`SWEEP_HEATMAP_VALUES` present) and
     its cost-vs-accuracy plot with the Pareto front, from a sweep table (one row per cell: the grid
     columns ``x``/``y``, the metric columns and ``config_name``)."""
@@ -127,16 +126,26 @@ def write_sweep_plots(out_dir: Path, table: pd.DataFrame, *, x: str, y: str, swe
     jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]] = []
     for value in SWEEP_HEATMAP_VALUES:
         if value in table.columns and numeric(table[value]).notna().any():
-            jobs.append((f"heatmap-{value}", lambda ax, v=value: plot_sweep_heatmap(table, x=x, y=y, value=v, ax=ax),
-                         FIGSIZE_BARS))
+            jobs.append(
+                (
+                    f"heatmap-{value}",
+                    lambda ax, v=value: plot_sweep_heatmap(table, x=x, y=y, value=v, ax=ax),
+                    FIGSIZE_BARS,
+                )
+            )
     if {"cost_usd", "accuracy"} <= set(table.columns) and numeric(table["accuracy"]).notna().any():
         points = table.assign(label=table["config_name"])
         jobs.append(("cost-vs-accuracy", lambda ax: plot_cost_vs_accuracy(points, ax=ax), FIGSIZE_BARS))
     return _save(jobs, out_dir, file_stem(sweep_label), sweep_label, dpi)
 
 
-def _save(jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]], out_dir: Path, run: str,
-          run_label: str, dpi: int) -> list[Path]:
+def _save(
+    jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]],
+    out_dir: Path,
+    run: str,
+    run_label: str,
+    dpi: int,
+) -> list[Path]:
     written = []
     for name, draw, figsize in jobs:
         figure = Figure(figsize=figsize, layout="constrained")
@@ -148,9 +157,7 @@ def _save(jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]], o
     return written
 
 
-def _accuracy_job(
-    answers: pd.DataFrame | None, metrics: pd.DataFrame | None
-) -> Callable[[Axes], Axes] | None:
+def _accuracy_job(answers: pd.DataFrame | None, metrics: pd.DataFrame | None) -> Callable[[Axes], Axes] | None:
     if has_rows(metrics) and "name" in metrics.columns and (metrics["name"].astype(str) == "accuracy").any():
         return lambda ax: plot_accuracy_by_type(metrics, ax=ax)
     if has_rows(answers) and "question_type" in answers.columns and scored_column(answers) is not None:

@@ -78,6 +78,7 @@ SUMMARY_METRICS: tuple[str, ...] = (
 """Harness metrics (group ``all``, names of :mod:`omlab.bench.metrics`) a summary carries; one the
 frames do not allow (e.g. no reflection happened) is NaN."""
 
+
 class SampleTokenCounter(TokenCounter):
     """A tokenx counter that knows the sample's message counts already (looked up by message id)."""
 
@@ -115,13 +116,15 @@ class Sample:
         if len(set(ids)) != len(ids):
             raise ValueError("simulate: sample message ids must be unique")
         counter = TokenCounter()
-        return cls(conversation_id, thread_key(conversation_id), messages,
-                   {m.id: counter.count_message(m) for m in messages})
+        return cls(
+            conversation_id, thread_key(conversation_id), messages, {m.id: counter.count_message(m) for m in messages}
+        )
 
 
 @lru_cache(maxsize=4)
-def sample_conversation(seed: int = 7, target_tokens: int = 40_000, *, turn_pace_s: float = 1.0,
-                        session_tokens: int = 40_000) -> Sample:
+def sample_conversation(
+    seed: int = 7, target_tokens: int = 40_000, *, turn_pace_s: float = 1.0, session_tokens: int = 40_000
+) -> Sample:
     """A synthetic conversation of about ``target_tokens`` tokens, made once per process.
 
     Sessions of about ``session_tokens`` tokens with a turn every ``turn_pace_s`` seconds (by
@@ -130,8 +133,9 @@ def sample_conversation(seed: int = 7, target_tokens: int = 40_000, *, turn_pace
     """
     from omlab.bench.datasets import generate_synthetic
 
-    conversation = generate_synthetic(seed, target_tokens, n_questions=5, turn_pace=turn_pace_s,
-                                      session_tokens=session_tokens)
+    conversation = generate_synthetic(
+        seed, target_tokens, n_questions=5, turn_pace=turn_pace_s, session_tokens=session_tokens
+    )
     messages = conversation_messages(conversation, thread_key(conversation.id))
     return Sample.of(messages, conversation_id=conversation.id)
 
@@ -155,22 +159,34 @@ class SimulationResult:
     """The observation log at the end."""
 
 
-def engine_options(*, message_tokens: int, buffer_tokens: float | bool, buffer_activation: float,
-                   block_after: float | None, observation_tokens: int, observer_model: str = "omlab/observer",
-                   reflector_model: str = "omlab/reflector") -> dict[str, Any]:
+def engine_options(
+    *,
+    message_tokens: int,
+    buffer_tokens: float | bool,
+    buffer_activation: float,
+    block_after: float | None,
+    observation_tokens: int,
+    observer_model: str = "omlab/observer",
+    reflector_model: str = "omlab/reflector",
+) -> dict[str, Any]:
     """The ``observationalMemory`` options for the what-if settings (snake_case in, camelCase out).
 
     ``buffer_tokens=False`` turns async buffering off; ``buffer_activation`` and ``block_after``
     then have no meaning and are left out (the engine refuses them without buffering).
     """
-    observation: dict[str, Any] = {"model": observer_model, "messageTokens": message_tokens,
-                                   "bufferTokens": buffer_tokens}
+    observation: dict[str, Any] = {
+        "model": observer_model,
+        "messageTokens": message_tokens,
+        "bufferTokens": buffer_tokens,
+    }
     if buffer_tokens is not False:
         observation["bufferActivation"] = buffer_activation
         if block_after is not None:
             observation["blockAfter"] = block_after
-    return {"observation": observation,
-            "reflection": {"model": reflector_model, "observationTokens": observation_tokens}}
+    return {
+        "observation": observation,
+        "reflection": {"model": reflector_model, "observationTokens": observation_tokens},
+    }
 
 
 def simulate(
@@ -210,14 +226,20 @@ def simulate(
     """
     started = time.perf_counter()
     sample = _as_sample(messages)
-    options = engine_options(message_tokens=message_tokens, buffer_tokens=buffer_tokens,
-                             buffer_activation=buffer_activation, block_after=block_after,
-                             observation_tokens=observation_tokens, observer_model=observer_model,
-                             reflector_model=reflector_model)
+    options = engine_options(
+        message_tokens=message_tokens,
+        buffer_tokens=buffer_tokens,
+        buffer_activation=buffer_activation,
+        block_after=block_after,
+        observation_tokens=observation_tokens,
+        observer_model=observer_model,
+        reflector_model=reflector_model,
+    )
     if latency is None:
         reflector_s = observer_latency_s if reflector_latency_s is None else reflector_latency_s
-        latency = PerModelLatency({"observer": FixedLatency(float(observer_latency_s)),
-                                   "reflector": FixedLatency(float(reflector_s))})
+        latency = PerModelLatency(
+            {"observer": FixedLatency(float(observer_latency_s)), "reflector": FixedLatency(float(reflector_s))}
+        )
     rows, observations = run_coroutine(lambda: _replay(sample, options, latency))
     steps = _frame(rows.steps, "steps")
     events = _frame(rows.events, "events")
@@ -228,13 +250,16 @@ def simulate(
     return SimulationResult(steps, events, calls, summary, options, observations)
 
 
-def simulation_summary(steps: pd.DataFrame, events: pd.DataFrame, calls: pd.DataFrame | None = None) -> dict[str, float]:
+def simulation_summary(
+    steps: pd.DataFrame, events: pd.DataFrame, calls: pd.DataFrame | None = None
+) -> dict[str, float]:
     """:data:`SUMMARY_METRICS` (harness definitions) of a simulation's or a recorded run's frames,
     plus ``n_steps`` and ``final_observation_tokens`` (the log size after the last step; the mean
     over conversations when the frames hold several)."""
     empty = pd.DataFrame()
-    frames = RunFrames(steps=steps, events=events, calls=calls if calls is not None else empty,
-                       answers=empty, scores=empty)
+    frames = RunFrames(
+        steps=steps, events=events, calls=calls if calls is not None else empty, answers=empty, scores=empty
+    )
     metrics = compute_metrics(frames, dataset_kind="synthetic", n_boot=0)
     overall = metrics[metrics["group_key"] == "all"].set_index("name")["value"]
     summary = {name: float(overall.get(name, float("nan"))) for name in SUMMARY_METRICS}
@@ -271,19 +296,22 @@ async def _replay(sample: Sample, options: dict[str, Any], latency: LatencyModel
     for step, message in enumerate(sample.messages, start=1):
         clock.set(message.created_at)
         result = await memory.add_messages(thread, [_fresh(message, thread)])
-        recorder.rows.steps.append(step_row(sample.conversation_id, thread, step, clock.now(), message.id, result,
-                                            prompt_tokens))
+        recorder.rows.steps.append(
+            step_row(sample.conversation_id, thread, step, clock.now(), message.id, result, prompt_tokens)
+        )
     final = await memory.finalize(thread)
-    recorder.rows.steps.append(step_row(sample.conversation_id, thread, step + 1, clock.now(), None, final,
-                                        prompt_tokens))
+    recorder.rows.steps.append(
+        step_row(sample.conversation_id, thread, step + 1, clock.now(), None, final, prompt_tokens)
+    )
     return recorder.rows, await memory.get_observations(thread)
 
 
 def _fresh(message: Message, thread: str) -> Message:
     """A per-simulation copy: the engine sets ids on the messages it stores, and simulations may run
     in other threads than the one that keeps the sample (the parts, immutable here, are shared)."""
-    return Message(id=message.id, role=message.role, parts=message.parts, created_at=message.created_at,
-                   thread_id=thread)
+    return Message(
+        id=message.id, role=message.role, parts=message.parts, created_at=message.created_at, thread_id=thread
+    )
 
 
 def _frame(rows: list[dict[str, Any]], table: str) -> pd.DataFrame:

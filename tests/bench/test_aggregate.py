@@ -9,18 +9,29 @@ SSU, SSA, SSP = "single-session-user", "single-session-assistant", "single-sessi
 MS, TR, KU = "multi-session", "temporal-reasoning", "knowledge-update"
 
 ROWS = [  # (type, correct, abstention)
-    (SSU, True, False), (SSU, False, False), (SSU, True, False),
+    (SSU, True, False),
+    (SSU, False, False),
+    (SSU, True, False),
     (SSA, True, False),
     (SSP, False, False),
-    (MS, True, False), (MS, False, False), (MS, True, True), (MS, False, True),
-    (TR, True, False), (TR, True, True),
-    (KU, False, False), (KU, False, False),
+    (MS, True, False),
+    (MS, False, False),
+    (MS, True, True),
+    (MS, False, True),
+    (TR, True, False),
+    (TR, True, True),
+    (KU, False, False),
+    (KU, False, False),
 ]
 
 
 def _lme(rows=ROWS) -> pd.DataFrame:
-    return pd.DataFrame([{"question_id": f"q{i}", "question_type": t, "correct": c, "is_abstention": a}
-                         for i, (t, c, a) in enumerate(rows)])
+    return pd.DataFrame(
+        [
+            {"question_id": f"q{i}", "question_type": t, "correct": c, "is_abstention": a}
+            for i, (t, c, a) in enumerate(rows)
+        ]
+    )
 
 
 def test_longmemeval_headline_numbers_hand_computed():
@@ -78,16 +89,24 @@ def test_longmemeval_bad_input():
 
 
 LOCOMO_ROWS = [  # (category, f1, correct)
-    (1, 0.5, True), (1, 1.0, False),
+    (1, 0.5, True),
+    (1, 1.0, False),
     (2, 0.0, True),
-    (4, 1.0, True), (4, 0.5, True), (4, 0.0, False),
-    (5, 1.0, True), (5, 0.0, True),
+    (4, 1.0, True),
+    (4, 0.5, True),
+    (4, 0.0, False),
+    (5, 1.0, True),
+    (5, 0.0, True),
 ]
 
 
 def _locomo(rows=LOCOMO_ROWS) -> pd.DataFrame:
-    return pd.DataFrame([{"question_id": f"c:q{i}", "question_type": "x", "category": cat, "f1": f1,
-                          "correct": ok} for i, (cat, f1, ok) in enumerate(rows)])
+    return pd.DataFrame(
+        [
+            {"question_id": f"c:q{i}", "question_type": "x", "category": cat, "f1": f1, "correct": ok}
+            for i, (cat, f1, ok) in enumerate(rows)
+        ]
+    )
 
 
 def test_locomo_f1_per_category_and_overall():

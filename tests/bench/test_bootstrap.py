@@ -38,12 +38,15 @@ def test_large_inputs_are_resampled_in_chunks_quickly():
     assert lo < mean < hi and hi - lo < 0.04
 
 
-@pytest.mark.parametrize("values, kwargs, problem", [
-    ([], {}, "non-empty"),
-    ([0.5, math.nan], {}, "NaN"),
-    ([1, 0], {"n": 0}, "n must be"),
-    ([1, 0], {"alpha": 1.0}, "alpha"),
-])
+@pytest.mark.parametrize(
+    "values, kwargs, problem",
+    [
+        ([], {}, "non-empty"),
+        ([0.5, math.nan], {}, "NaN"),
+        ([1, 0], {"n": 0}, "n must be"),
+        ([1, 0], {"alpha": 1.0}, "alpha"),
+    ],
+)
 def test_bad_input(values, kwargs, problem):
     with pytest.raises(ValueError, match=problem):
         bootstrap_ci(values, **kwargs)

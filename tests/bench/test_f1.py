@@ -13,20 +13,59 @@ from omlab.bench.scoring.f1 import (
 from omlab.bench.scoring.porter import porter_stem
 
 NLTK_HOWTO = {  # nltk.org/howto/stem.html, PorterStemmer() default mode
-    "caresses": "caress", "flies": "fli", "dies": "die", "mules": "mule", "denied": "deni",
-    "died": "die", "agreed": "agre", "owned": "own", "humbled": "humbl", "sized": "size",
-    "meeting": "meet", "stating": "state", "siezing": "siez", "itemization": "item",
-    "sensational": "sensat", "traditional": "tradit", "reference": "refer", "colonizer": "colon",
+    "caresses": "caress",
+    "flies": "fli",
+    "dies": "die",
+    "mules": "mule",
+    "denied": "deni",
+    "died": "die",
+    "agreed": "agre",
+    "owned": "own",
+    "humbled": "humbl",
+    "sized": "size",
+    "meeting": "meet",
+    "stating": "state",
+    "siezing": "siez",
+    "itemization": "item",
+    "sensational": "sensat",
+    "traditional": "tradit",
+    "reference": "refer",
+    "colonizer": "colon",
     "plotted": "plot",
 }
 PORTER_PAPER = {  # examples from Porter (1980), plus NLTK's documented departures
-    "ponies": "poni", "ties": "tie", "cats": "cat", "feed": "feed", "plastered": "plaster",
-    "bled": "bled", "motoring": "motor", "sing": "sing", "conflated": "conflat",
-    "troubled": "troubl", "hopping": "hop", "falling": "fall", "hissing": "hiss", "fizzed": "fizz",
-    "failing": "fail", "filing": "file", "happy": "happi", "sky": "sky", "enjoy": "enjoy",
-    "generously": "gener", "relational": "relat", "conditional": "condit", "oscillators": "oscil",
-    "electrical": "electr", "hopefulness": "hope", "feudalism": "feudal", "dying": "die",
-    "is": "is", "was": "wa", "running": "run", "Running": "run", "geology": "geolog",
+    "ponies": "poni",
+    "ties": "tie",
+    "cats": "cat",
+    "feed": "feed",
+    "plastered": "plaster",
+    "bled": "bled",
+    "motoring": "motor",
+    "sing": "sing",
+    "conflated": "conflat",
+    "troubled": "troubl",
+    "hopping": "hop",
+    "falling": "fall",
+    "hissing": "hiss",
+    "fizzed": "fizz",
+    "failing": "fail",
+    "filing": "file",
+    "happy": "happi",
+    "sky": "sky",
+    "enjoy": "enjoy",
+    "generously": "gener",
+    "relational": "relat",
+    "conditional": "condit",
+    "oscillators": "oscil",
+    "electrical": "electr",
+    "hopefulness": "hope",
+    "feudalism": "feudal",
+    "dying": "die",
+    "is": "is",
+    "was": "wa",
+    "running": "run",
+    "Running": "run",
+    "geology": "geolog",
 }
 
 
@@ -35,13 +74,16 @@ def test_porter_stem_matches_nltk(word, stem):
     assert porter_stem(word) == stem
 
 
-@pytest.mark.parametrize("text, normalised", [
-    ("The cat, and a dog!", "cat dog"),
-    ("An apple-pie; the END.", "applepie end"),
-    ("Anderson and Band", "anderson band"),  # only whole words are dropped
-    ("  7 May,   2023 ", "7 may 2023"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "text, normalised",
+    [
+        ("The cat, and a dog!", "cat dog"),
+        ("An apple-pie; the END.", "applepie end"),
+        ("Anderson and Band", "anderson band"),  # only whole words are dropped
+        ("  7 May,   2023 ", "7 may 2023"),
+        ("", ""),
+    ],
+)
 def test_normalize_answer(text, normalised):
     assert normalize_answer(text) == normalised
 
@@ -83,14 +125,17 @@ def test_categories_2_and_4_are_plain_token_f1():
     assert locomo_f1("She went to Paris in May", "Paris, May 2023", 4) == pytest.approx(4 / 9)
 
 
-@pytest.mark.parametrize("prediction, score", [
-    ("Not mentioned in the conversation", 1.0),
-    ("(a) No information available.", 1.0),
-    ("That is NOT MENTIONED anywhere", 1.0),
-    ("It was never mentioned.", 0.0),
-    ("Pico", 0.0),
-    ("", 0.0),
-])
+@pytest.mark.parametrize(
+    "prediction, score",
+    [
+        ("Not mentioned in the conversation", 1.0),
+        ("(a) No information available.", 1.0),
+        ("That is NOT MENTIONED anywhere", 1.0),
+        ("It was never mentioned.", 0.0),
+        ("Pico", 0.0),
+        ("", 0.0),
+    ],
+)
 def test_category_5_phrase_check_ignores_the_gold(prediction, score):
     assert locomo_f1(prediction, "Pico", 5) == score
     assert mentions_no_information(prediction) == bool(score)
@@ -101,8 +146,10 @@ def test_unknown_category():
         locomo_f1("a", "a", 6)
 
 
-words = st.lists(st.sampled_from(["cat", "dogs", "ran", "running", "the", "and", "Paris", "May",
-                                  "2023", "blue", "mugs", ","]), max_size=8).map(" ".join)
+words = st.lists(
+    st.sampled_from(["cat", "dogs", "ran", "running", "the", "and", "Paris", "May", "2023", "blue", "mugs", ","]),
+    max_size=8,
+).map(" ".join)
 
 
 @given(words, words)

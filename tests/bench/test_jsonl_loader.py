@@ -45,8 +45,7 @@ def test_questions_defaults_and_evidence_marks(loaded):
     update, abstention = remodel.questions
     assert update.evidence_ids == ["a:1", "b-1"] and update.type == "knowledge-update"
     assert update.question_date == datetime(2024, 3, 10, 10, tzinfo=UTC)
-    assert (abstention.id, abstention.type, abstention.is_abstention) == (
-        "kitchen-remodel:q2", "custom", True)
+    assert (abstention.id, abstention.type, abstention.is_abstention) == ("kitchen-remodel:q2", "custom", True)
     marked = [t.id for t in remodel.iter_turns() if t.evidence_id]
     assert marked == ["a:1", "b-1"]
 
@@ -82,28 +81,48 @@ def _write(tmp_path: Path, lines: list) -> Path:
 
 
 def _good(conversation_id: str = "c1") -> dict:
-    return {"id": conversation_id, "sessions": [{"date": "2024-01-01T10:00:00", "turns": [
-        {"role": "user", "content": "I like tea."}, {"role": "assistant", "content": "Noted."}]}],
-        "questions": [{"question": "What do I like?", "answer": "tea", "evidence_ids": ["s001:1"]}]}
+    return {
+        "id": conversation_id,
+        "sessions": [
+            {
+                "date": "2024-01-01T10:00:00",
+                "turns": [{"role": "user", "content": "I like tea."}, {"role": "assistant", "content": "Noted."}],
+            }
+        ],
+        "questions": [{"question": "What do I like?", "answer": "tea", "evidence_ids": ["s001:1"]}],
+    }
 
 
-@pytest.mark.parametrize("mutate, field, problem", [
-    (lambda r: r["sessions"][0]["turns"][1].__setitem__("role", "bot"), "sessions[0].turns[1].role",
-     "expected 'user' or 'assistant'"),
-    (lambda r: r["sessions"][0].pop("date"), "sessions[0].date", "missing required field"),
-    (lambda r: r["sessions"][0].__setitem__("date", "soon"), "sessions[0].date", "not an ISO 8601"),
-    (lambda r: r["sessions"][0]["turns"][0].pop("content"), "sessions[0].turns[0].content",
-     "missing required field"),
-    (lambda r: r["questions"][0].__setitem__("evidence_ids", ["s001:9"]),
-     "questions[0].evidence_ids[0]", "no turn has id 's001:9'"),
-    (lambda r: r["questions"][0].__setitem__("answer", {"text": "tea"}), "questions[0].answer",
-     "expected string"),
-    (lambda r: r["questions"][0].__setitem__("is_abstention", "no"), "questions[0].is_abstention",
-     "expected boolean"),
-    (lambda r: r["sessions"][0]["turns"][1].__setitem__("id", "s001:1"), "sessions",
-     "duplicate turn id 's001:1'"),
-    (lambda r: r.__setitem__("sessions", {}), "sessions", "expected array"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, problem",
+    [
+        (
+            lambda r: r["sessions"][0]["turns"][1].__setitem__("role", "bot"),
+            "sessions[0].turns[1].role",
+            "expected 'user' or 'assistant'",
+        ),
+        (lambda r: r["sessions"][0].pop("date"), "sessions[0].date", "missing required field"),
+        (lambda r: r["sessions"][0].__setitem__("date", "soon"), "sessions[0].date", "not an ISO 8601"),
+        (
+            lambda r: r["sessions"][0]["turns"][0].pop("content"),
+            "sessions[0].turns[0].content",
+            "missing required field",
+        ),
+        (
+            lambda r: r["questions"][0].__setitem__("evidence_ids", ["s001:9"]),
+            "questions[0].evidence_ids[0]",
+            "no turn has id 's001:9'",
+        ),
+        (lambda r: r["questions"][0].__setitem__("answer", {"text": "tea"}), "questions[0].answer", "expected string"),
+        (
+            lambda r: r["questions"][0].__setitem__("is_abstention", "no"),
+            "questions[0].is_abstention",
+            "expected boolean",
+        ),
+        (lambda r: r["sessions"][0]["turns"][1].__setitem__("id", "s001:1"), "sessions", "duplicate turn id 's001:1'"),
+        (lambda r: r.__setitem__("sessions", {}), "sessions", "expected array"),
+    ],
+)
 def test_errors_name_file_line_and_field(tmp_path, mutate, field, problem):
     record = _good("c2")
     mutate(record)
@@ -118,8 +137,11 @@ def test_errors_name_file_line_and_field(tmp_path, mutate, field, problem):
 def test_invalid_json_and_duplicate_ids(tmp_path):
     with pytest.raises(DatasetError, match=r"mine.jsonl: record line 2: invalid JSON"):
         load_jsonl(_write(tmp_path, [_good("c1"), '{"id": "c2", ']))
-    with pytest.raises(DatasetError, match=r"record line 2: field 'id': duplicate conversation id"
-                                           r" 'c1' \(first on line 1\)"):
+    with pytest.raises(
+        DatasetError,
+        match=r"record line 2: field 'id': duplicate conversation id"
+        r" 'c1' \(first on line 1\)",
+    ):
         load_jsonl(_write(tmp_path, [_good("c1"), _good("c1")]))
     with pytest.raises(DatasetError, match="record line 1: expected a JSON object"):
         load_jsonl(_write(tmp_path, ["[1, 2]"]))

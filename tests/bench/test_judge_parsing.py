@@ -15,10 +15,14 @@ from omlab.bench.scoring.longmemeval_judge import (
 from omlab.bench.scoring.verdicts import parse_verdict
 
 
-def _question(qtype: str = "single-session-user", abstention: bool = False,
-              answer: str = "Graz") -> Question:
-    return Question(id="q1_abs" if abstention else "q1", type=qtype,
-                    question="Where does my sister live?", answer=answer, is_abstention=abstention)
+def _question(qtype: str = "single-session-user", abstention: bool = False, answer: str = "Graz") -> Question:
+    return Question(
+        id="q1_abs" if abstention else "q1",
+        type=qtype,
+        question="Where does my sister live?",
+        answer=answer,
+        is_abstention=abstention,
+    )
 
 
 def test_judge_messages_is_one_user_message_with_all_parts():
@@ -37,8 +41,7 @@ def test_prompt_routing_by_abstention_then_type():
     assert prompts.key_for(_question("multi-session", abstention=True)) == "abstention"
     assert prompts.key_for(_question("temporal-reasoning")) == "temporal-reasoning"
     assert prompts.key_for(_question("multi-hop")) == "default"  # e.g. a LoCoMo type
-    abstention = judge_prompt(_question("multi-session", abstention=True, answer="Never said."),
-                              "I don't know.")
+    abstention = judge_prompt(_question("multi-session", abstention=True, answer="Never said."), "I don't know.")
     assert "cannot be answered" in abstention and "Why it cannot be answered: Never said." in abstention
     assert "off by one" not in abstention
     temporal = judge_prompt(_question("temporal-reasoning", answer="18 days"), "19 days")
@@ -63,7 +66,8 @@ def test_official_style_positional_templates_load(tmp_path):
     prompts = load_judge_prompts(path)
     assert prompts.source == str(path)
     assert judge_prompt(_question("knowledge-update"), "Bergen", prompts) == (
-        "[knowledge-update] Q=Where does my sister live? A=Graz R=Bergen yes or no?")
+        "[knowledge-update] Q=Where does my sister live? A=Graz R=Bergen yes or no?"
+    )
     assert judge_prompt(_question(abstention=True), "?", prompts).startswith("[abstention]")
     assert prompts.digest != DEFAULT_JUDGE_PROMPTS.digest
     with pytest.raises(JudgePromptError, match="no judge template for question type 'custom'"):
@@ -72,23 +76,28 @@ def test_official_style_positional_templates_load(tmp_path):
 
 def test_named_templates_with_a_default(tmp_path):
     path = tmp_path / "mine.json"
-    path.write_text(json.dumps({"default": "{response} vs {answer} for {question}",
-                                "abstention": "ABS {question} {answer} {response}"}))
+    path.write_text(
+        json.dumps(
+            {"default": "{response} vs {answer} for {question}", "abstention": "ABS {question} {answer} {response}"}
+        )
+    )
     prompts = load_judge_prompts(path)
-    assert judge_prompt(_question("multi-session"), "Graz", prompts) == (
-        "Graz vs Graz for Where does my sister live?")
+    assert judge_prompt(_question("multi-session"), "Graz", prompts) == ("Graz vs Graz for Where does my sister live?")
 
 
-@pytest.mark.parametrize("content, problem", [
-    ({"abstention": "{} {} {}"}, "missing templates for"),
-    ({"default": "{} {} {}", "abstention": "{} {} {nope}"}, "key 'abstention': bad template"),
-    ({"default": "{0} {}", "abstention": "{} {} {}"}, "key 'default': bad template"),
-    ({"default": "{} {} {}", "abstention": "{} {}"}, "must use the response exactly once"),
-    ({"default": "{question} {answer}", "abstention": "{} {} {}"}, "must use the response exactly once"),
-    ({"default": "{} {} {}", "abstention": "{} {} {}", "bonus": "{} {} {}"}, "unknown keys ['bonus']"),
-    ({"default": 3, "abstention": "{} {} {}"}, "key 'default': template must be a string"),
-    (["not", "an", "object"], "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ({"abstention": "{} {} {}"}, "missing templates for"),
+        ({"default": "{} {} {}", "abstention": "{} {} {nope}"}, "key 'abstention': bad template"),
+        ({"default": "{0} {}", "abstention": "{} {} {}"}, "key 'default': bad template"),
+        ({"default": "{} {} {}", "abstention": "{} {}"}, "must use the response exactly once"),
+        ({"default": "{question} {answer}", "abstention": "{} {} {}"}, "must use the response exactly once"),
+        ({"default": "{} {} {}", "abstention": "{} {} {}", "bonus": "{} {} {}"}, "unknown keys ['bonus']"),
+        ({"default": 3, "abstention": "{} {} {}"}, "key 'default': template must be a string"),
+        (["not", "an", "object"], "expected a JSON object"),
+    ],
+)
 def test_bad_prompt_files_name_file_and_key(tmp_path, content, problem):
     path = tmp_path / "prompts.json"
     path.write_text(json.dumps(content))
@@ -102,23 +111,26 @@ def test_unreadable_prompt_file(tmp_path):
         load_judge_prompts(tmp_path / "missing.json")
 
 
-@pytest.mark.parametrize("reply, parity, official, strict, lenient", [
-    ("yes", True, True, True, True),
-    ("Yes.", True, True, True, True),
-    ("  YES. The answer matches.", True, True, True, True),
-    ("Yes, because it says Graz.", False, True, True, True),
-    ("no", False, False, False, False),
-    ("No.", False, False, False, False),
-    ("**No**", False, False, False, False),
-    ("yesterday", False, True, None, None),
-    ("No, it is not yes", False, True, False, None),
-    ("The response is correct: yes.", False, True, None, True),
-    ("Correct", False, False, True, True),
-    ("Incorrect.", False, False, False, False),
-    ("I think no", False, False, None, False),
-    ("", False, False, None, None),
-    ("maybe", False, False, None, None),
-])
+@pytest.mark.parametrize(
+    "reply, parity, official, strict, lenient",
+    [
+        ("yes", True, True, True, True),
+        ("Yes.", True, True, True, True),
+        ("  YES. The answer matches.", True, True, True, True),
+        ("Yes, because it says Graz.", False, True, True, True),
+        ("no", False, False, False, False),
+        ("No.", False, False, False, False),
+        ("**No**", False, False, False, False),
+        ("yesterday", False, True, None, None),
+        ("No, it is not yes", False, True, False, None),
+        ("The response is correct: yes.", False, True, None, True),
+        ("Correct", False, False, True, True),
+        ("Incorrect.", False, False, False, False),
+        ("I think no", False, False, None, False),
+        ("", False, False, None, None),
+        ("maybe", False, False, None, None),
+    ],
+)
 def test_parse_verdict_modes(reply, parity, official, strict, lenient):
     assert parse_verdict(reply) is parity  # parity is the default
     assert parse_verdict(reply, "parity") is parity

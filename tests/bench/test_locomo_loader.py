@@ -26,14 +26,18 @@ def test_dataset_info():
 
 
 def test_category_numbers_follow_the_file_not_the_paper():
-    assert CATEGORY_NAMES == {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
-                              5: "adversarial"}
+    assert CATEGORY_NAMES == {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
 def test_questions_keep_category_and_name(conversation):
     assert [(q.category, q.type) for q in conversation.questions] == [
-        (1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop"),
-        (5, "adversarial"), (5, "adversarial")]
+        (1, "multi-hop"),
+        (2, "temporal"),
+        (3, "open-domain"),
+        (4, "single-hop"),
+        (5, "adversarial"),
+        (5, "adversarial"),
+    ]
     assert [q.id for q in conversation.questions][:2] == ["conv-t1:q001", "conv-t1:q002"]
     assert [q.is_abstention for q in conversation.questions] == [False] * 4 + [True] * 2
 
@@ -65,12 +69,14 @@ def test_dates_turn_pace_and_roles(conversation):
     assert tenth.date == datetime(2023, 8, 1, 19, 0, tzinfo=UTC)
     assert [t.created_at - first.date for t in first.turns] == [timedelta(seconds=s) for s in (0, 5, 10)]
     assert [(t.id, t.speaker, t.role) for t in first.turns] == [
-        ("D1:1", "Lena", "user"), ("D1:2", "Omar", "assistant"), ("D1:3", "Lena", "user")]
+        ("D1:1", "Lena", "user"),
+        ("D1:2", "Omar", "assistant"),
+        ("D1:3", "Lena", "user"),
+    ]
 
 
 def test_speaker_roles_are_configurable():
-    _, (conversation,) = load_locomo(FIXTURE, speaker_roles={"speaker_a": "assistant",
-                                                             "speaker_b": "user"})
+    _, (conversation,) = load_locomo(FIXTURE, speaker_roles={"speaker_a": "assistant", "speaker_b": "user"})
     assert conversation.sessions[0].turns[0].role == "assistant"
     with pytest.raises(ValueError, match="speaker_roles"):
         load_locomo(FIXTURE, speaker_roles={"speaker_a": "user", "speaker_b": "narrator"})
@@ -78,7 +84,8 @@ def test_speaker_roles_are_configurable():
 
 def test_image_captions(conversation):
     assert conversation.sessions[0].turns[2].content == (
-        "Look at the mug I glazed last night. [shares a photo of a blue ceramic mug]")
+        "Look at the mug I glazed last night. [shares a photo of a blue ceramic mug]"
+    )
     _, (plain,) = load_locomo(FIXTURE, image_captions=False)
     assert plain.sessions[0].turns[2].content == "Look at the mug I glazed last night."
 
@@ -94,12 +101,15 @@ def test_evidence_ids_are_parsed_leniently(conversation):
     assert marked == {"D1:1", "D1:2", "D2:1", "D2:2", "D10:1", "D10:2"}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
-    ("10:04 am on 19 June, 2023", datetime(2023, 6, 19, 10, 4)),
-    ("12:00 am on 1 Jan, 2024", datetime(2024, 1, 1, 0, 0)),
-    ("12:30 pm on 9 Sept 2022", datetime(2022, 9, 9, 12, 30)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
+        ("10:04 am on 19 June, 2023", datetime(2023, 6, 19, 10, 4)),
+        ("12:00 am on 1 Jan, 2024", datetime(2024, 1, 1, 0, 0)),
+        ("12:30 pm on 9 Sept 2022", datetime(2022, 9, 9, 12, 30)),
+    ],
+)
 def test_parse_locomo_date(text, expected):
     assert parse_locomo_date(text) == expected.replace(tzinfo=UTC)
 
@@ -133,22 +143,37 @@ def _broken(tmp_path: Path, mutate) -> Path:
     return path
 
 
-@pytest.mark.parametrize("mutate, field, problem", [
-    (lambda r: r["conversation"].pop("speaker_a"), "conversation.speaker_a", "missing required field"),
-    (lambda r: r["conversation"]["session_1"][0].__setitem__("speaker", "Zed"),
-     "conversation.session_1[0].speaker", "neither speaker_a nor speaker_b"),
-    (lambda r: r["conversation"]["session_2"][1].pop("dia_id"), "conversation.session_2[1].dia_id",
-     "missing required field"),
-    (lambda r: r["conversation"]["session_2"][1].__setitem__("dia_id", "D2:1"), "conversation",
-     "duplicate dia_id 'D2:1'"),
-    (lambda r: r["conversation"].__setitem__("session_2_date_time", "sometime in June"),
-     "conversation.session_2_date_time", "unparseable LoCoMo date"),
-    (lambda r: r["qa"][1].__setitem__("category", 7), "qa[1].category", "category must be 1-5"),
-    (lambda r: r["qa"][1].__setitem__("category", "2"), "qa[1].category", "expected integer"),
-    (lambda r: r["qa"][3].pop("answer"), "qa[3].answer", "only category 5 may omit it"),
-    (lambda r: r["qa"][0].__setitem__("evidence", "D1:1"), "qa[0].evidence", "expected array"),
-    (lambda r: r["qa"][0].pop("question"), "qa[0].question", "missing required field"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, problem",
+    [
+        (lambda r: r["conversation"].pop("speaker_a"), "conversation.speaker_a", "missing required field"),
+        (
+            lambda r: r["conversation"]["session_1"][0].__setitem__("speaker", "Zed"),
+            "conversation.session_1[0].speaker",
+            "neither speaker_a nor speaker_b",
+        ),
+        (
+            lambda r: r["conversation"]["session_2"][1].pop("dia_id"),
+            "conversation.session_2[1].dia_id",
+            "missing required field",
+        ),
+        (
+            lambda r: r["conversation"]["session_2"][1].__setitem__("dia_id", "D2:1"),
+            "conversation",
+            "duplicate dia_id 'D2:1'",
+        ),
+        (
+            lambda r: r["conversation"].__setitem__("session_2_date_time", "sometime in June"),
+            "conversation.session_2_date_time",
+            "unparseable LoCoMo date",
+        ),
+        (lambda r: r["qa"][1].__setitem__("category", 7), "qa[1].category", "category must be 1-5"),
+        (lambda r: r["qa"][1].__setitem__("category", "2"), "qa[1].category", "expected integer"),
+        (lambda r: r["qa"][3].pop("answer"), "qa[3].answer", "only category 5 may omit it"),
+        (lambda r: r["qa"][0].__setitem__("evidence", "D1:1"), "qa[0].evidence", "expected array"),
+        (lambda r: r["qa"][0].pop("question"), "qa[0].question", "missing required field"),
+    ],
+)
 def test_malformed_input_names_file_record_and_field(tmp_path, mutate, field, problem):
     with pytest.raises(DatasetError) as caught:
         load_locomo(_broken(tmp_path, mutate))
@@ -164,7 +189,7 @@ def test_top_level_must_be_a_list_of_objects(tmp_path):
     path.write_text('{"sample_id": "x"}')
     with pytest.raises(DatasetError, match="obj.json: expected a JSON list"):
         load_locomo(path)
-    path.write_text('[3]')
+    path.write_text("[3]")
     with pytest.raises(DatasetError, match="record index 0: expected an object"):
         load_locomo(path)
     path.write_text('[{"sample_id": ')

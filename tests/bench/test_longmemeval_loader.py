@@ -59,7 +59,10 @@ def test_sessions_are_sorted_by_date_and_anonymised(loaded):
         datetime(2023, 6, 2, 18, 40, tzinfo=UTC),
     ]
     assert conversation.metadata["source_session_ids"] == {
-        "s001": "sharegpt_Zq81mT_0", "s002": "answer_7c1e5a90_1", "s003": "answer_7c1e5a90_2"}
+        "s001": "sharegpt_Zq81mT_0",
+        "s002": "answer_7c1e5a90_1",
+        "s003": "answer_7c1e5a90_2",
+    }
 
 
 def test_no_answer_id_reaches_turns_sessions_or_questions(loaded):
@@ -86,8 +89,11 @@ def test_dates_and_turn_pace(loaded):
     conversation = _by_id(loaded)["7c1e5a90"]
     assert conversation.questions[0].question_date == datetime(2023, 6, 12, 20, 15, tzinfo=UTC)
     first = conversation.sessions[0]
-    assert [t.created_at - first.date for t in first.turns] == [timedelta(0), timedelta(seconds=5),
-                                                                timedelta(seconds=10)]
+    assert [t.created_at - first.date for t in first.turns] == [
+        timedelta(0),
+        timedelta(seconds=5),
+        timedelta(seconds=10),
+    ]
     tz = timezone(timedelta(hours=-7))
     _, slow = load_longmemeval(FIXTURE, turn_pace=60, tz=tz)
     session = slow[0].sessions[0]
@@ -96,19 +102,24 @@ def test_dates_and_turn_pace(loaded):
 
 
 def test_parse_longmemeval_date_variants():
-    assert parse_longmemeval_date("2023/05/30 (Tue) 23:40") == datetime(2023, 5, 30, 23, 40,
-                                                                        tzinfo=UTC)
+    assert parse_longmemeval_date("2023/05/30 (Tue) 23:40") == datetime(2023, 5, 30, 23, 40, tzinfo=UTC)
     assert parse_longmemeval_date("2023/05/30 23:40") == datetime(2023, 5, 30, 23, 40, tzinfo=UTC)
     assert parse_longmemeval_date("2024-01-10") == datetime(2024, 1, 10, tzinfo=UTC)
     with pytest.raises(ValueError):
         parse_longmemeval_date("May 30th")
 
 
-@pytest.mark.parametrize("name, subset", [
-    ("longmemeval_s_cleaned.json", "s"), ("longmemeval_m.json", "m"),
-    ("longmemeval_oracle.json", "oracle"), ("longmemeval_s", "s"), ("my_file.json", None),
-    ("longmemeval_sample.json", None),
-])
+@pytest.mark.parametrize(
+    "name, subset",
+    [
+        ("longmemeval_s_cleaned.json", "s"),
+        ("longmemeval_m.json", "m"),
+        ("longmemeval_oracle.json", "oracle"),
+        ("longmemeval_s", "s"),
+        ("my_file.json", None),
+        ("longmemeval_sample.json", None),
+    ],
+)
 def test_infer_subset(name, subset):
     assert infer_subset(name) == subset
 
@@ -166,22 +177,32 @@ def _records():
     return json.loads(FIXTURE.read_text())
 
 
-@pytest.mark.parametrize("mutate, field, problem", [
-    (lambda r: r[1].pop("question"), "'question'", "missing required field"),
-    (lambda r: r[1].__setitem__("question_date", "yesterday"), "'question_date'", "unparseable date"),
-    (lambda r: r[1]["haystack_sessions"][0][1].__setitem__("role", "system"),
-     "'haystack_sessions[0][1].role'", "expected 'user' or 'assistant'"),
-    (lambda r: r[1]["haystack_sessions"][0][0].__setitem__("content", None),
-     "'haystack_sessions[0][0].content'", "expected string, got null"),
-    (lambda r: r[1]["haystack_sessions"][0][0].__setitem__("has_answer", "yes"),
-     "'haystack_sessions[0][0].has_answer'", "expected boolean"),
-    (lambda r: r[1]["haystack_dates"].append("2023/07/01 (Sat) 09:00"), "'haystack_sessions'",
-     "same length"),
-    (lambda r: r[1].__setitem__("question_type", "abstention"), "'question_type'", "unknown type"),
-    (lambda r: r[1].__setitem__("answer", ["a", "b"]), "'answer'", "expected string or integer"),
-    (lambda r: r[1]["haystack_dates"].__setitem__(0, "2023-13-45"), "'haystack_dates[0]'",
-     "unparseable date"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, problem",
+    [
+        (lambda r: r[1].pop("question"), "'question'", "missing required field"),
+        (lambda r: r[1].__setitem__("question_date", "yesterday"), "'question_date'", "unparseable date"),
+        (
+            lambda r: r[1]["haystack_sessions"][0][1].__setitem__("role", "system"),
+            "'haystack_sessions[0][1].role'",
+            "expected 'user' or 'assistant'",
+        ),
+        (
+            lambda r: r[1]["haystack_sessions"][0][0].__setitem__("content", None),
+            "'haystack_sessions[0][0].content'",
+            "expected string, got null",
+        ),
+        (
+            lambda r: r[1]["haystack_sessions"][0][0].__setitem__("has_answer", "yes"),
+            "'haystack_sessions[0][0].has_answer'",
+            "expected boolean",
+        ),
+        (lambda r: r[1]["haystack_dates"].append("2023/07/01 (Sat) 09:00"), "'haystack_sessions'", "same length"),
+        (lambda r: r[1].__setitem__("question_type", "abstention"), "'question_type'", "unknown type"),
+        (lambda r: r[1].__setitem__("answer", ["a", "b"]), "'answer'", "expected string or integer"),
+        (lambda r: r[1]["haystack_dates"].__setitem__(0, "2023-13-45"), "'haystack_dates[0]'", "unparseable date"),
+    ],
+)
 def test_malformed_records_name_file_record_and_field(tmp_path, mutate, field, problem):
     records = _records()
     mutate(records)

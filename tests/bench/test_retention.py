@@ -4,8 +4,10 @@ import pytest
 
 from omlab.bench.scoring.retention import answer_retained, content_tokens, evidence_retained
 
-CONTEXT = ("Date: May 7, 2023\n* (09:12) User's usual coffee order is a Flat White.\n"
-           "* (09:15) User adopted kitten Ziggy; they painted mugs at a pottery class.")
+CONTEXT = (
+    "Date: May 7, 2023\n* (09:12) User's usual coffee order is a Flat White.\n"
+    "* (09:15) User adopted kitten Ziggy; they painted mugs at a pottery class."
+)
 
 
 def test_phrase_containment_after_normalisation():
@@ -39,8 +41,10 @@ def test_content_tokens_drop_stopwords_unless_nothing_is_left():
 
 def test_evidence_retained_hand_computed():
     context = "User adopted kitten Ziggy"
-    texts = ["I adopted a kitten named Ziggy",  # {adopt, kitten, name, ziggi}: 3/4 present
-             "My sister lives in Graz"]          # {sister, live, graz}: 0/3
+    texts = [
+        "I adopted a kitten named Ziggy",  # {adopt, kitten, name, ziggi}: 3/4 present
+        "My sister lives in Graz",
+    ]  # {sister, live, graz}: 0/3
     assert evidence_retained(texts, context) == pytest.approx((0.75 + 0.0) / 2)
     assert evidence_retained(texts, context, threshold=0.5) == pytest.approx(0.5)
     assert evidence_retained(texts, context, threshold=0.8) == 0.0

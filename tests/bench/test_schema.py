@@ -37,8 +37,7 @@ def test_conversation_counts_and_lookups():
         Session("s1", T0, [_turn("s1:1", content="hello"), _turn("s1:2", "assistant", "hey there", 5)]),
         Session("s2", T0 + timedelta(days=1), [_turn("s2:1", content="bye!")]),
     ]
-    question = Question(id="q1", type="single-session-user", question="?", answer="a",
-                        evidence_ids=["s2:1", "s1:1"])
+    question = Question(id="q1", type="single-session-user", question="?", answer="a", evidence_ids=["s2:1", "s1:1"])
     conversation = Conversation("c1", sessions, [question], dataset="test")
     assert conversation.turn_count == 3
     assert conversation.total_chars == len("hello") + len("hey there") + len("bye!") == 18

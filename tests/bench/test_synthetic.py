@@ -79,8 +79,12 @@ def test_question_mix_and_ids(conversations):
     for conversation in conversations:
         kinds = [q.extra["kind"] for q in conversation.questions]
         assert {kind: kinds.count(kind) for kind in set(kinds)} == {
-            "single-session-user": 9, "knowledge-update": 6, "temporal-reasoning": 6,
-            "multi-session": 5, "abstention": 4}  # 30 questions: 30/20/20/15/15 % (largest remainder)
+            "single-session-user": 9,
+            "knowledge-update": 6,
+            "temporal-reasoning": 6,
+            "multi-session": 5,
+            "abstention": 4,
+        }  # 30 questions: 30/20/20/15/15 % (largest remainder)
         ids = [q.id for q in conversation.questions]
         assert len(set(ids)) == len(ids)
         for question in conversation.questions:

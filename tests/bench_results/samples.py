@@ -31,8 +31,15 @@ def open_writer(results_dir: str, run_id: str, **options) -> RunWriter:
     return RunWriter(Path(results_dir), run_id, provenance=NO_PROVENANCE, **options)
 
 
-def write_run(results_dir: str, run_id: str, batches: int, batch_size: int, answers: int,
-              halfway: object = None, go: object = None) -> None:
+def write_run(
+    results_dir: str,
+    run_id: str,
+    batches: int,
+    batch_size: int,
+    answers: int,
+    halfway: object = None,
+    go: object = None,
+) -> None:
     """A whole run: ``batches`` x ``batch_size`` events, ``answers`` answers, one conversation.
     With ``halfway``/``go`` events: after half the batches, flush, set ``halfway`` and wait for
     ``go``."""
@@ -43,8 +50,12 @@ def write_run(results_dir: str, run_id: str, batches: int, batch_size: int, answ
                 halfway.set()
                 go.wait(60)
             writer.add_events(event_rows(batch_size, start=batch * batch_size))
-        writer.add_answers([{"question_id": f"q{i}", "conversation_id": "c1", "hypothesis": f"h{i}",
-                             "status": "ok"} for i in range(answers)])
+        writer.add_answers(
+            [
+                {"question_id": f"q{i}", "conversation_id": "c1", "hypothesis": f"h{i}", "status": "ok"}
+                for i in range(answers)
+            ]
+        )
         writer.mark_conversation("c1", "prepare", "done")
 
 
@@ -75,10 +86,13 @@ def crash_mid_run(results_dir: str, run_id: str) -> None:
     writer.mark_conversation("c1", "prepare", "done")
     writer.add_steps([{"conversation_id": "c2", "step": i} for i in range(2)])
     writer.add_events(event_rows(3, "c2", start=4))
-    writer.add_model_calls([{"conversation_id": "c2", "role": "observer"},
-                            {"conversation_id": "c2", "role": "actor"}])
-    writer.add_answers([{"conversation_id": "c1", "question_id": "q1", "hypothesis": "a", "status": "ok"},
-                        {"conversation_id": "c1", "question_id": "q2", "status": "failed"}])
+    writer.add_model_calls([{"conversation_id": "c2", "role": "observer"}, {"conversation_id": "c2", "role": "actor"}])
+    writer.add_answers(
+        [
+            {"conversation_id": "c1", "question_id": "q1", "hypothesis": "a", "status": "ok"},
+            {"conversation_id": "c1", "question_id": "q2", "status": "failed"},
+        ]
+    )
     writer.flush()
     writer.add_events(event_rows(7, "c2", start=100))  # never flushed: lost in the crash
     os._exit(3)

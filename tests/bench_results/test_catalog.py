@@ -31,7 +31,8 @@ def test_lists_runs_sorted_and_reads_them_all(tmp_path):
     events = catalog.read_table("events")
     assert events.groupby("run_id").size().to_dict() == {RUN_A: 8, RUN_B: 4}
     assert list(zip(events["run_id"], events["conversation_id"])) == (
-        [(RUN_A, "c1")] * 4 + [(RUN_A, "c2")] * 4 + [(RUN_B, "c1")] * 4)
+        [(RUN_A, "c1")] * 4 + [(RUN_A, "c2")] * 4 + [(RUN_B, "c1")] * 4
+    )
     assert not catalog.is_live(RUN_A)
 
 
@@ -105,6 +106,7 @@ def test_a_file_that_is_not_a_results_file_is_skipped_with_a_warning(tmp_path):
     assert len(events) == 12
     with pytest.raises(ResultsSchemaError):
         from omlab.bench.results.connect import check_schema_version, open_run_file
+
         path = run_path(tmp_path, "20240503T000000-cccccc")
         connection = open_run_file(path, read_only=True)
         try:

@@ -18,8 +18,9 @@ def test_parallel_writers_and_a_reader(tmp_path):
     halfway = {run_id: context.Event() for run_id in RUNS}
     go = context.Event()
     writers = [
-        context.Process(target=write_run,
-                        args=(str(tmp_path), run_id, BATCHES, BATCH_SIZE, ANSWERS, halfway[run_id], go))
+        context.Process(
+            target=write_run, args=(str(tmp_path), run_id, BATCHES, BATCH_SIZE, ANSWERS, halfway[run_id], go)
+        )
         for run_id in RUNS
     ]
     for process in writers:

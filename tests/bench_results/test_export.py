@@ -15,12 +15,19 @@ RUN = "20240501T093000-aaaaaa"
 
 def _run(tmp_path):
     with open_writer(tmp_path, RUN) as writer:
-        writer.add_answers([
-            {"question_id": "b_q2", "conversation_id": "c1", "hypothesis": "Café \"Le Zinc\"\nparis", "status": "ok"},
-            {"question_id": "a_q1_abs", "conversation_id": "c1", "hypothesis": "I don't know.", "status": "ok"},
-            {"question_id": "c_q3", "conversation_id": "c2", "hypothesis": None, "status": "failed",
-             "error": "timeout"},
-        ])
+        writer.add_answers(
+            [
+                {"question_id": "b_q2", "conversation_id": "c1", "hypothesis": 'Café "Le Zinc"\nparis', "status": "ok"},
+                {"question_id": "a_q1_abs", "conversation_id": "c1", "hypothesis": "I don't know.", "status": "ok"},
+                {
+                    "question_id": "c_q3",
+                    "conversation_id": "c2",
+                    "hypothesis": None,
+                    "status": "failed",
+                    "error": "timeout",
+                },
+            ]
+        )
 
 
 def test_export_writes_one_evaluator_line_per_answered_question(tmp_path):

@@ -24,8 +24,15 @@ from .samples import T0, event_rows, open_writer
 
 RUN_A = "20240501T093000-aaaaaa"
 RUN_B = "20240502T093000-bbbbbb"
-GETTERS = {"runs": runs_df, "conversations": conversations_df, "steps": steps_df, "events": events_df,
-           "model_calls": calls_df, "scores": scores_df, "metrics": metrics_df}
+GETTERS = {
+    "runs": runs_df,
+    "conversations": conversations_df,
+    "steps": steps_df,
+    "events": events_df,
+    "model_calls": calls_df,
+    "scores": scores_df,
+    "metrics": metrics_df,
+}
 
 
 def _expected_dtypes(table):
@@ -55,15 +62,21 @@ def test_filled_results_keep_the_same_dtypes(tmp_path, table):
 
 def test_answers_df_joins_one_column_per_scorer(tmp_path):
     with open_writer(tmp_path, RUN_A) as writer:
-        writer.add_answers([{"question_id": q, "conversation_id": c, "hypothesis": h, "status": "ok"}
-                            for q, c, h in (("q1", "c1", "a"), ("q2", "c1", "b"), ("q3", "c2", "c"))])
-        writer.add_scores([
-            {"question_id": "q1", "scorer": "judge", "correct": True},
-            {"question_id": "q2", "scorer": "judge", "correct": False},
-            {"question_id": "q1", "scorer": "f1", "value": 0.25},
-            {"question_id": "q3", "scorer": "retention", "value": 0.5, "correct": False},
-            {"question_id": "q9", "scorer": "f1", "value": 1.0},  # no answer row: not joined
-        ])
+        writer.add_answers(
+            [
+                {"question_id": q, "conversation_id": c, "hypothesis": h, "status": "ok"}
+                for q, c, h in (("q1", "c1", "a"), ("q2", "c1", "b"), ("q3", "c2", "c"))
+            ]
+        )
+        writer.add_scores(
+            [
+                {"question_id": "q1", "scorer": "judge", "correct": True},
+                {"question_id": "q2", "scorer": "judge", "correct": False},
+                {"question_id": "q1", "scorer": "f1", "value": 0.25},
+                {"question_id": "q3", "scorer": "retention", "value": 0.5, "correct": False},
+                {"question_id": "q9", "scorer": "f1", "value": 1.0},  # no answer row: not joined
+            ]
+        )
     answers = answers_df(tmp_path).set_index("question_id")
     assert answers["judge_correct"].dtype == "boolean"
     assert answers["judge_correct"].tolist() == [True, False, pd.NA]
@@ -85,8 +98,16 @@ def test_answers_df_has_score_columns_before_any_scoring(tmp_path):
 
 def test_a_scorer_named_like_an_answers_column_gets_a_prefix():
     answers = pd.DataFrame({"run_id": ["r"], "question_id": ["q"], "status": ["ok"]})
-    scores = pd.DataFrame({"run_id": ["r"], "question_id": ["q"], "scorer": ["status"], "value": [0.3],
-                           "correct": pd.array([pd.NA], dtype="boolean"), "details": [None]})
+    scores = pd.DataFrame(
+        {
+            "run_id": ["r"],
+            "question_id": ["q"],
+            "scorer": ["status"],
+            "value": [0.3],
+            "correct": pd.array([pd.NA], dtype="boolean"),
+            "details": [None],
+        }
+    )
     joined = join_scores(answers, scores)
     assert joined["status"].tolist() == ["ok"] and joined["score_status"].tolist() == [0.3]
 
@@ -95,8 +116,9 @@ def test_getters_filter_and_span_runs(tmp_path):
     for run_id in (RUN_B, RUN_A):
         with open_writer(tmp_path, run_id) as writer:
             writer.add_events(event_rows(3, "c1") + event_rows(2, "c2", start=3))
-            writer.add_model_calls([{"conversation_id": "c1", "role": "observer"},
-                                    {"conversation_id": "c1", "role": "actor"}])
+            writer.add_model_calls(
+                [{"conversation_id": "c1", "role": "observer"}, {"conversation_id": "c1", "role": "actor"}]
+            )
     catalog = ResultsCatalog(tmp_path)
     assert runs_df(catalog)["run_id"].tolist() == [RUN_B, RUN_A]  # by started_at: B was written first
     assert events_df(catalog)["run_id"].tolist() == [RUN_A] * 5 + [RUN_B] * 5

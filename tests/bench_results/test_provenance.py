@@ -11,8 +11,10 @@ from omlab.bench.results.provenance import collect_provenance, git_state, packag
 
 
 def test_versions_host_and_no_litellm_import():
-    code = ("import sys; from omlab.bench.results.provenance import collect_provenance; "
-            "p = collect_provenance(); print('litellm' in sys.modules, p['litellm_version'], p['host'] is not None)")
+    code = (
+        "import sys; from omlab.bench.results.provenance import collect_provenance; "
+        "p = collect_provenance(); print('litellm' in sys.modules, p['litellm_version'], p['host'] is not None)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "1.110.2", "True"]
     assert package_version("no-such-package-omlab") is None
@@ -40,5 +42,12 @@ def test_outside_a_repository(tmp_path):
     assert git_state(tmp_path) == (None, None)
     provenance = collect_provenance(tmp_path)
     assert provenance["git_commit"] is None and provenance["git_dirty"] is None
-    assert set(provenance) == {"omlab_version", "litellm_version", "duckdb_version", "python_version",
-                               "git_commit", "git_dirty", "host"}
+    assert set(provenance) == {
+        "omlab_version",
+        "litellm_version",
+        "duckdb_version",
+        "python_version",
+        "git_commit",
+        "git_dirty",
+        "host",
+    }

@@ -11,21 +11,61 @@ from hypothesis import strategies as st
 from omlab.bench.results.redact import drop_secret_keys, is_secret_key, redact_text, to_safe_json
 
 
-@pytest.mark.parametrize("key", [
-    "api_key", "apiKey", "API-KEY", "x-api-key", "openai_api_key", "Authorization", "proxy-authorization",
-    "auth", "token", "access_token", "accessToken", "refresh_token", "hfToken", "id_token",
-    "client_secret", "secret", "password", "db_passwd", "credentials", "Cookie", "set-cookie",
-    "bearer", "private_key",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "x-api-key",
+        "openai_api_key",
+        "Authorization",
+        "proxy-authorization",
+        "auth",
+        "token",
+        "access_token",
+        "accessToken",
+        "refresh_token",
+        "hfToken",
+        "id_token",
+        "client_secret",
+        "secret",
+        "password",
+        "db_passwd",
+        "credentials",
+        "Cookie",
+        "set-cookie",
+        "bearer",
+        "private_key",
+    ],
+)
 def test_credential_keys(key):
     assert is_secret_key(key)
 
 
-@pytest.mark.parametrize("key", [
-    "input_tokens", "output_tokens", "tokens", "tokensObserved", "tokensToObserve", "observationTokens",
-    "max_tokens", "maxOutputTokens", "token_count", "tokenizer", "prompt_tokens", "total_tokens",
-    "n_message_tokens", "author", "authored_at", "key", "record_key", "model",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "input_tokens",
+        "output_tokens",
+        "tokens",
+        "tokensObserved",
+        "tokensToObserve",
+        "observationTokens",
+        "max_tokens",
+        "maxOutputTokens",
+        "token_count",
+        "tokenizer",
+        "prompt_tokens",
+        "total_tokens",
+        "n_message_tokens",
+        "author",
+        "authored_at",
+        "key",
+        "record_key",
+        "model",
+    ],
+)
 def test_count_and_ordinary_keys_are_kept(key):
     assert not is_secret_key(key)
 
@@ -45,8 +85,9 @@ def test_json_strings_are_parsed_and_cleaned():
         to_safe_json("not json")
 
 
-_keys = st.one_of(st.sampled_from(["api_key", "Authorization", "token", "tokens", "input_tokens", "x"]),
-                  st.text(max_size=8))
+_keys = st.one_of(
+    st.sampled_from(["api_key", "Authorization", "token", "tokens", "input_tokens", "x"]), st.text(max_size=8)
+)
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(_keys, children, max_size=4),
@@ -94,9 +135,15 @@ def test_dataclasses_and_mappings_inside_payloads_are_scrubbed():
         model: str
         provider_options: dict
 
-    payload = {"request": Request("m", {"api_key": "k", "max_tokens": 5}),
-               "frozen": MappingProxyType({"password": "p", "n": 1}), "tags": {"x"}}
+    payload = {
+        "request": Request("m", {"api_key": "k", "max_tokens": 5}),
+        "frozen": MappingProxyType({"password": "p", "n": 1}),
+        "tags": {"x"},
+    }
     assert json.loads(to_safe_json(payload)) == {
-        "request": {"model": "m", "provider_options": {"max_tokens": 5}}, "frozen": {"n": 1}, "tags": ["x"]}
+        "request": {"model": "m", "provider_options": {"max_tokens": 5}},
+        "frozen": {"n": 1},
+        "tags": ["x"],
+    }
     with pytest.raises(ValueError, match="cannot be written as JSON"):
         to_safe_json({(1, 2): "tuple keys"})

@@ -43,41 +43,129 @@ def _read(tmp_path, table):
 
 def test_every_table_round_trips(tmp_path):
     paris = timezone(timedelta(hours=2))
-    with RunWriter(tmp_path, RUN, provenance={"git_commit": "abc123", "git_dirty": False, "host": "h"},
-                   run_info={"suite": "smoke", "config_name": "base", "config_hash": "cfg1",
-                             "config_json": {"observation": {"messageTokens": 30000}},
-                             "dataset": "longmemeval", "dataset_subset": "oracle",
-                             "dataset_revision": "rev1", "dataset_sha256": "f" * 64,
-                             "phases": ["prepare", "answer"], "notes": "n"}) as writer:
-        writer.add_steps([{"conversation_id": "c1", "thread_id": "t1", "step": 0, "ts": T0,
-                           "message_id": "m0", "pending_tokens": 1200, "threshold": 30000.0,
-                           "observation_tokens": 0, "reflect_threshold": 40000, "block_after": 1.2,
-                           "buffered_chunks": 1, "buffered_message_tokens": 600, "generation": 0,
-                           "context_tokens": 1500, "blocked_s": 0.25, "observed": True,
-                           "activated": np.bool_(True)},
-                          {"conversation_id": "c1", "step": np.int64(1), "ts": T0 + timedelta(seconds=5)}])
-        writer.add_events([{"conversation_id": "c1", "seq": 7, "ts": datetime(2024, 5, 1, 11, 30, tzinfo=paris),
-                            "type": "data-om-activation", "cycle_id": "obs-1", "operation_type": "observation",
-                            "triggered_by": "threshold", "tokens_in": 5000, "tokens_out": 700,
-                            "duration_ms": 12.5, "record_id": "r1", "thread_id": "t1", "generation": 2,
-                            "payload": {"type": "data-om-activation", "data": {"chunksActivated": 2}}}])
-        writer.add_model_calls([{"conversation_id": "c1", "call_id": "call-1", "role": "observer",
-                                 "requested_model": "omlab/observer", "resolved_model": "omlab/observer",
-                                 "tier": 8000, "input_tokens": 5000, "output_tokens": 700,
-                                 "cost_usd": 0.0125, "latency_s": 1.5, "started_at": 1714555800.25,
-                                 "attempts": 2, "cached": True, "error": None, "cycle_id": "obs-1"}])
-        writer.add_answers([{"conversation_id": "c1", "question_id": "q1", "question_type": "multi-session",
-                             "is_abstention": False, "category": 2, "question": "Where?", "gold": "Paris",
-                             "hypothesis": "In Paris", "question_date": "2024-05-02T10:00:00+00:00",
-                             "context_tokens": 900, "full_history_tokens": 90000,
-                             "answer_model": "omlab/reader", "status": "ok", "error": None}])
-        writer.add_scores([{"question_id": "q1", "scorer": "judge", "correct": True,
-                            "details": {"reply": "yes"}},
-                           {"question_id": "q1", "scorer": "f1", "value": 0.8}])
-        writer.add_metrics([{"name": "accuracy", "group_key": "multi-session", "value": 0.5, "lo": 0.1,
-                             "hi": 0.9, "n": 2}, {"name": "accuracy", "value": 0.75}])
-        writer.mark_conversation("c1", "prepare", "done", started_at=T0, finished_at=T0 + timedelta(minutes=1),
-                                 n_messages=40, n_message_tokens=12000)
+    with RunWriter(
+        tmp_path,
+        RUN,
+        provenance={"git_commit": "abc123", "git_dirty": False, "host": "h"},
+        run_info={
+            "suite": "smoke",
+            "config_name": "base",
+            "config_hash": "cfg1",
+            "config_json": {"observation": {"messageTokens": 30000}},
+            "dataset": "longmemeval",
+            "dataset_subset": "oracle",
+            "dataset_revision": "rev1",
+            "dataset_sha256": "f" * 64,
+            "phases": ["prepare", "answer"],
+            "notes": "n",
+        },
+    ) as writer:
+        writer.add_steps(
+            [
+                {
+                    "conversation_id": "c1",
+                    "thread_id": "t1",
+                    "step": 0,
+                    "ts": T0,
+                    "message_id": "m0",
+                    "pending_tokens": 1200,
+                    "threshold": 30000.0,
+                    "observation_tokens": 0,
+                    "reflect_threshold": 40000,
+                    "block_after": 1.2,
+                    "buffered_chunks": 1,
+                    "buffered_message_tokens": 600,
+                    "generation": 0,
+                    "context_tokens": 1500,
+                    "blocked_s": 0.25,
+                    "observed": True,
+                    "activated": np.bool_(True),
+                },
+                {"conversation_id": "c1", "step": np.int64(1), "ts": T0 + timedelta(seconds=5)},
+            ]
+        )
+        writer.add_events(
+            [
+                {
+                    "conversation_id": "c1",
+                    "seq": 7,
+                    "ts": datetime(2024, 5, 1, 11, 30, tzinfo=paris),
+                    "type": "data-om-activation",
+                    "cycle_id": "obs-1",
+                    "operation_type": "observation",
+                    "triggered_by": "threshold",
+                    "tokens_in": 5000,
+                    "tokens_out": 700,
+                    "duration_ms": 12.5,
+                    "record_id": "r1",
+                    "thread_id": "t1",
+                    "generation": 2,
+                    "payload": {"type": "data-om-activation", "data": {"chunksActivated": 2}},
+                }
+            ]
+        )
+        writer.add_model_calls(
+            [
+                {
+                    "conversation_id": "c1",
+                    "call_id": "call-1",
+                    "role": "observer",
+                    "requested_model": "omlab/observer",
+                    "resolved_model": "omlab/observer",
+                    "tier": 8000,
+                    "input_tokens": 5000,
+                    "output_tokens": 700,
+                    "cost_usd": 0.0125,
+                    "latency_s": 1.5,
+                    "started_at": 1714555800.25,
+                    "attempts": 2,
+                    "cached": True,
+                    "error": None,
+                    "cycle_id": "obs-1",
+                }
+            ]
+        )
+        writer.add_answers(
+            [
+                {
+                    "conversation_id": "c1",
+                    "question_id": "q1",
+                    "question_type": "multi-session",
+                    "is_abstention": False,
+                    "category": 2,
+                    "question": "Where?",
+                    "gold": "Paris",
+                    "hypothesis": "In Paris",
+                    "question_date": "2024-05-02T10:00:00+00:00",
+                    "context_tokens": 900,
+                    "full_history_tokens": 90000,
+                    "answer_model": "omlab/reader",
+                    "status": "ok",
+                    "error": None,
+                }
+            ]
+        )
+        writer.add_scores(
+            [
+                {"question_id": "q1", "scorer": "judge", "correct": True, "details": {"reply": "yes"}},
+                {"question_id": "q1", "scorer": "f1", "value": 0.8},
+            ]
+        )
+        writer.add_metrics(
+            [
+                {"name": "accuracy", "group_key": "multi-session", "value": 0.5, "lo": 0.1, "hi": 0.9, "n": 2},
+                {"name": "accuracy", "value": 0.75},
+            ]
+        )
+        writer.mark_conversation(
+            "c1",
+            "prepare",
+            "done",
+            started_at=T0,
+            finished_at=T0 + timedelta(minutes=1),
+            n_messages=40,
+            n_message_tokens=12000,
+        )
 
     runs = runs_df(tmp_path)
     assert len(runs) == 1
@@ -86,7 +174,11 @@ def test_every_table_round_trips(tmp_path):
     assert json.loads(run.config_json) == {"observation": {"messageTokens": 30000}}
     assert json.loads(run.phases) == ["prepare", "answer"]
     assert (run.dataset, run.dataset_subset, run.dataset_revision, run.dataset_sha256) == (
-        "longmemeval", "oracle", "rev1", "f" * 64)
+        "longmemeval",
+        "oracle",
+        "rev1",
+        "f" * 64,
+    )
     assert (run.status, run.git_commit, run.git_dirty, run.host, run.notes) == ("finished", "abc123", False, "h", "n")
     assert pd.isna(run.error)
     assert run.started_at <= run.finished_at
@@ -94,8 +186,18 @@ def test_every_table_round_trips(tmp_path):
     steps = steps_df(tmp_path)
     assert steps["step"].tolist() == [0, 1]
     first = steps.iloc[0]
-    assert (first.pending_tokens, first.threshold, first.reflect_threshold, first.block_after) == (1200, 30000.0, 40000.0, 1.2)
-    assert (first.buffered_chunks, first.buffered_message_tokens, first.context_tokens, first.blocked_s) == (1, 600, 1500, 0.25)
+    assert (first.pending_tokens, first.threshold, first.reflect_threshold, first.block_after) == (
+        1200,
+        30000.0,
+        40000.0,
+        1.2,
+    )
+    assert (first.buffered_chunks, first.buffered_message_tokens, first.context_tokens, first.blocked_s) == (
+        1,
+        600,
+        1500,
+        0.25,
+    )
     assert steps["observed"].tolist() == [True, False]
     assert steps["activated"].tolist() == [True, False]
     assert steps["reflected"].tolist() == [False, False]
@@ -105,21 +207,39 @@ def test_every_table_round_trips(tmp_path):
     event = events_df(tmp_path).iloc[0]
     assert event.ts == pd.Timestamp("2024-05-01T09:30:00Z")  # 11:30 at +02:00
     assert (event.seq, event.kind, event.type, event.operation_type, event.triggered_by) == (
-        7, "data", "data-om-activation", "observation", "threshold")
+        7,
+        "data",
+        "data-om-activation",
+        "observation",
+        "threshold",
+    )
     assert (event.tokens_in, event.tokens_out, event.duration_ms, event.generation) == (5000, 700, 12.5, 2)
     assert json.loads(event.payload) == {"type": "data-om-activation", "data": {"chunksActivated": 2}}
 
     call = calls_df(tmp_path).iloc[0]
     assert (call.call_id, call.role, call.tier, call.input_tokens, call.output_tokens) == (
-        "call-1", "observer", 8000, 5000, 700)
+        "call-1",
+        "observer",
+        8000,
+        5000,
+        700,
+    )
     assert (call.cost_usd, call.latency_s, call.attempts, call.cached) == (0.0125, 1.5, 2, True)
     assert call.started_at == pd.Timestamp("2024-05-01T09:30:00.25Z")
 
     answer = answers_df(tmp_path).iloc[0]
     assert (answer.question_id, answer.question_type, answer.is_abstention, answer.category) == (
-        "q1", "multi-session", False, 2)
+        "q1",
+        "multi-session",
+        False,
+        2,
+    )
     assert (answer.gold, answer.hypothesis, answer.context_tokens, answer.full_history_tokens) == (
-        "Paris", "In Paris", 900, 90000)
+        "Paris",
+        "In Paris",
+        900,
+        90000,
+    )
     assert answer.question_date == pd.Timestamp("2024-05-02T10:00:00Z")
     assert (answer.judge_correct, answer.judge, answer.f1) == (True, 1.0, 0.8)
 
@@ -129,7 +249,9 @@ def test_every_table_round_trips(tmp_path):
 
     metrics = metrics_df(tmp_path)
     assert metrics[["group_key", "value", "n"]].astype(object).values.tolist() == [
-        ["all", 0.75, pd.NA], ["multi-session", 0.5, 2]]
+        ["all", 0.75, pd.NA],
+        ["multi-session", 0.5, 2],
+    ]
 
     conversation = conversations_df(tmp_path).iloc[0]
     assert (conversation.conversation_id, conversation.phase, conversation.status) == ("c1", "prepare", "done")
@@ -187,8 +309,12 @@ def test_rows_added_together_are_flushed_together(tmp_path, monkeypatch):
     with open_writer(tmp_path, RUN, flush_rows=3, flush_seconds=None) as writer:
         appended.clear()
         # 4 call rows alone would cross flush_rows; the answer still lands in the same flush
-        writer.add_together([("model_calls", [{"role": "actor"} for _ in range(4)]),
-                             ("answers", [{"question_id": "q1", "status": "ok"}])])
+        writer.add_together(
+            [
+                ("model_calls", [{"role": "actor"} for _ in range(4)]),
+                ("answers", [{"question_id": "q1", "status": "ok"}]),
+            ]
+        )
         assert sorted(appended) == [("answers", 1), ("model_calls", 4)]
         assert all(len(call_id) == 32 for call_id in _read(tmp_path, "model_calls")["call_id"])
 
@@ -196,8 +322,9 @@ def test_rows_added_together_are_flushed_together(tmp_path, monkeypatch):
 def test_a_bad_row_keeps_nothing_of_its_unit(tmp_path):
     with open_writer(tmp_path, RUN, flush_rows=10_000, flush_seconds=None) as writer:
         with pytest.raises(RowError, match="answers"):
-            writer.add_together([("model_calls", [{"role": "actor"}]),
-                                 ("answers", [{"question_id": "q1", "context_tokens": "many"}])])
+            writer.add_together(
+                [("model_calls", [{"role": "actor"}]), ("answers", [{"question_id": "q1", "context_tokens": "many"}])]
+            )
         with pytest.raises(ValueError, match="runs"):
             writer.add_together([("runs", [{"suite": "x"}])])
     assert _read(tmp_path, "model_calls").empty and _read(tmp_path, "answers").empty
@@ -215,9 +342,11 @@ def test_flush_seconds_flushes_an_idle_writer(tmp_path):
 
 def test_threads_can_share_a_writer(tmp_path):
     with open_writer(tmp_path, RUN, flush_rows=700, flush_seconds=0.01) as writer:
+
         def work(n):
             for batch in range(25):
                 writer.add_events(event_rows(100, f"c{n}", start=batch * 100))
+
         threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
         for thread in threads:
             thread.start()
@@ -278,18 +407,21 @@ def test_provenance_is_collected_by_default(tmp_path):
 # ---------------------------------------------------------------- bad input
 
 
-@pytest.mark.parametrize(("row", "message"), [
-    ({"type": "x", "colour": "red"}, "unknown column 'colour'"),
-    ({"type": "x", "ts": datetime(2024, 1, 1)}, "events.ts must be timezone-aware"),
-    ({"type": "x", "tokens_in": "12"}, "events.tokens_in must be an integer, got str"),
-    ({"type": "x", "tokens_in": 1.5}, "events.tokens_in must be an integer"),
-    ({"type": "x", "tokens_in": 2**63}, "events.tokens_in must be a 64-bit integer"),
-    ({"type": "x", "duration_ms": True}, "events.duration_ms must be a number, got bool"),
-    ({"type": 3}, "events.type must be a string, got int"),
-    ({"seq": 1}, "missing required column 'type'"),
-    ({"type": "x", "run_id": "other"}, "run_id 'other'"),
-    ({"type": "x", "payload": "{not json"}, "events.payload is a string but not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"type": "x", "colour": "red"}, "unknown column 'colour'"),
+        ({"type": "x", "ts": datetime(2024, 1, 1)}, "events.ts must be timezone-aware"),
+        ({"type": "x", "tokens_in": "12"}, "events.tokens_in must be an integer, got str"),
+        ({"type": "x", "tokens_in": 1.5}, "events.tokens_in must be an integer"),
+        ({"type": "x", "tokens_in": 2**63}, "events.tokens_in must be a 64-bit integer"),
+        ({"type": "x", "duration_ms": True}, "events.duration_ms must be a number, got bool"),
+        ({"type": 3}, "events.type must be a string, got int"),
+        ({"seq": 1}, "missing required column 'type'"),
+        ({"type": "x", "run_id": "other"}, "run_id 'other'"),
+        ({"type": "x", "payload": "{not json"}, "events.payload is a string but not valid JSON"),
+    ],
+)
 def test_bad_rows_are_refused_with_the_column_named(tmp_path, row, message):
     with open_writer(tmp_path, RUN) as writer:
         with pytest.raises(RowError, match=message):
@@ -322,25 +454,62 @@ def test_bad_arguments(tmp_path):
 
 def test_secrets_never_reach_the_file(tmp_path):
     key = "sk-proj-" + "A1b2C3d4" * 4
-    config = {"model": "openai/gpt-4o", "api_key": key, "apiKey": key,
-              "provider_options": {"extra_headers": {"Authorization": f"Bearer {key}", "X-Api-Key": key},
-                                   "access_token": "t", "hfToken": "t", "client_secret": "s",
-                                   "max_tokens": 50, "token_count": 3}}
+    config = {
+        "model": "openai/gpt-4o",
+        "api_key": key,
+        "apiKey": key,
+        "provider_options": {
+            "extra_headers": {"Authorization": f"Bearer {key}", "X-Api-Key": key},
+            "access_token": "t",
+            "hfToken": "t",
+            "client_secret": "s",
+            "max_tokens": 50,
+            "token_count": 3,
+        },
+    }
     with open_writer(tmp_path, RUN, run_info={"config_json": config}) as writer:
-        writer.add_events([{"type": "data-om-observation-end",
-                            "payload": {"tokensObserved": 10, "input_tokens": 5, "output_tokens": 2,
-                                        "token": "secret-ish", "calls": [{"password": "p", "ok": 1}],
-                                        "text": f"echo {key}"}}])
-        writer.add_model_calls([{"role": "observer", "error": f"AuthenticationError: Incorrect API key provided: {key}"}])
-        writer.add_scores([{"question_id": "q", "scorer": "judge", "correct": False,
-                            "details": json.dumps({"reply": "no", "headers": {"authorization": "x"}})}])
+        writer.add_events(
+            [
+                {
+                    "type": "data-om-observation-end",
+                    "payload": {
+                        "tokensObserved": 10,
+                        "input_tokens": 5,
+                        "output_tokens": 2,
+                        "token": "secret-ish",
+                        "calls": [{"password": "p", "ok": 1}],
+                        "text": f"echo {key}",
+                    },
+                }
+            ]
+        )
+        writer.add_model_calls(
+            [{"role": "observer", "error": f"AuthenticationError: Incorrect API key provided: {key}"}]
+        )
+        writer.add_scores(
+            [
+                {
+                    "question_id": "q",
+                    "scorer": "judge",
+                    "correct": False,
+                    "details": json.dumps({"reply": "no", "headers": {"authorization": "x"}}),
+                }
+            ]
+        )
 
     stored_config = json.loads(runs_df(tmp_path).iloc[0].config_json)
-    assert stored_config == {"model": "openai/gpt-4o",
-                             "provider_options": {"extra_headers": {}, "max_tokens": 50, "token_count": 3}}
+    assert stored_config == {
+        "model": "openai/gpt-4o",
+        "provider_options": {"extra_headers": {}, "max_tokens": 50, "token_count": 3},
+    }
     payload = json.loads(events_df(tmp_path).iloc[0].payload)
-    assert payload == {"tokensObserved": 10, "input_tokens": 5, "output_tokens": 2, "calls": [{"ok": 1}],
-                       "text": "echo [redacted]"}
+    assert payload == {
+        "tokensObserved": 10,
+        "input_tokens": 5,
+        "output_tokens": 2,
+        "calls": [{"ok": 1}],
+        "text": "echo [redacted]",
+    }
     assert calls_df(tmp_path).iloc[0].error == "AuthenticationError: Incorrect API key provided: [redacted]"
     assert json.loads(scores_df(tmp_path).iloc[0].details) == {"reply": "no", "headers": {}}
     raw = run_path(tmp_path, RUN).read_bytes()
@@ -376,8 +545,12 @@ def test_resume_after_a_crash(tmp_path):
         writer.add_events(event_rows(3, "c2"))
         writer.mark_conversation("c2", "prepare", "done")
 
-        writer.add_answers([{"conversation_id": "c1", "question_id": "q2", "hypothesis": "b", "status": "ok"},
-                            {"conversation_id": "c1", "question_id": "q1", "hypothesis": "a2", "status": "ok"}])
+        writer.add_answers(
+            [
+                {"conversation_id": "c1", "question_id": "q2", "hypothesis": "b", "status": "ok"},
+                {"conversation_id": "c1", "question_id": "q1", "hypothesis": "a2", "status": "ok"},
+            ]
+        )
         writer.add_answers([{"conversation_id": "c1", "question_id": "q1", "hypothesis": "a3", "status": "ok"}])
         writer.add_scores([{"question_id": "q1", "scorer": "f1", "value": 0.2}])
         writer.flush()
@@ -399,7 +572,9 @@ def test_resume_after_a_crash(tmp_path):
     assert events["seq"].is_unique  # numbering continued after the stored events
     calls = calls_df(tmp_path)
     assert sorted(zip(calls["conversation_id"], calls["role"])) == [
-        ("c1", "observer"), ("c2", "actor")]  # c2's observer call was discarded, its actor call kept
+        ("c1", "observer"),
+        ("c2", "actor"),
+    ]  # c2's observer call was discarded, its actor call kept
     assert sorted(steps_df(tmp_path)["conversation_id"]) == ["c1"] * 3 + ["c2"] * 2
 
 

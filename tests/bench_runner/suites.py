@@ -54,9 +54,7 @@ def write_suite(
     """Write a tiny offline suite TOML (two ~4k-token conversations, 4 questions each) into
     ``folder`` and return its path. ``extra`` is appended (more tables)."""
     path = folder / f"{name}.toml"
-    text = TINY_SUITE.format(
-        name=name, actor=actor, extra=extra, seeds=seeds, prices=PRICES if prices else ""
-    )
+    text = TINY_SUITE.format(name=name, actor=actor, extra=extra, seeds=seeds, prices=PRICES if prices else "")
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -37,9 +37,7 @@ def test_run_writes_events_calls_answers_and_metrics(first_run, capsys):
     assert len(answers) == 8 and answers["hypothesis"].notna().all()
     assert answers["judge_correct"].notna().all() and answers["retention"].notna().any()
     metrics = metrics_df(results, run_id)
-    assert {"accuracy", "retention", "blocked_s", "cost_usd", "compression_observation"} <= set(
-        metrics["name"]
-    )
+    assert {"accuracy", "retention", "blocked_s", "cost_usd", "compression_observation"} <= set(metrics["name"])
 
 
 def test_strict_rerun_makes_no_new_model_call_and_reproduces_the_metrics(first_run, capsys):

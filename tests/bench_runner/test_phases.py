@@ -67,9 +67,7 @@ def test_longmemeval_abstention_goes_to_the_abstention_judge_prompt(tmp_path):
 def test_question_prompt_and_date():
     asked = datetime(2023, 5, 30, 23, 40, tzinfo=UTC)
     question = Question(id="q", type="t", question="Where do I live?", answer="Lisbon", question_date=asked)
-    assert (
-        question_prompt(question, asked) == "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where do I live?"
-    )
+    assert question_prompt(question, asked) == "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where do I live?"
     conversation = _conversation()
     undated = Question(id="u", type="t", question="?", answer="x")
     assert question_date(conversation, question) == asked
@@ -84,15 +82,11 @@ def test_question_prompt_and_date():
             ["retention", "evidence_retention"],
         ),
         (
-            Question(
-                id="b", type="single-session-user", question="?", answer="never said", is_abstention=True
-            ),
+            Question(id="b", type="single-session-user", question="?", answer="never said", is_abstention=True),
             [],
         ),
         (
-            Question(
-                id="c", type="single-session-preference", question="?", answer="a rubric", evidence_ids=["t1"]
-            ),
+            Question(id="c", type="single-session-preference", question="?", answer="a rubric", evidence_ids=["t1"]),
             ["evidence_retention"],
         ),
         (Question(id="d", type="adversarial", question="?", answer="Lisbon", category=5), []),
@@ -112,6 +106,4 @@ def _conversation() -> Conversation:
         Turn(id="t1", role="user", content="I moved to Lisbon in May.", created_at=at),
         Turn(id="t2", role="assistant", content="Nice!", created_at=at.replace(minute=1)),
     ]
-    return Conversation(
-        id="c", sessions=[Session(id="s", date=at, turns=turns)], questions=[], dataset="test"
-    )
+    return Conversation(id="c", sessions=[Session(id="s", date=at, turns=turns)], questions=[], dataset="test")

@@ -66,11 +66,7 @@ async def test_context_tokens_add_pending_observations_and_the_fixed_prompt(conv
     overhead = memory_prompt_tokens(result.memory.counter)
     assert overhead > 100  # the memory instructions are a few hundred tokens
     for step in result.rows.steps:
-        expected = (
-            step["pending_tokens"]
-            + step["observation_tokens"]
-            + (overhead if step["observation_tokens"] else 0)
-        )
+        expected = step["pending_tokens"] + step["observation_tokens"] + (overhead if step["observation_tokens"] else 0)
         assert step["context_tokens"] == expected
 
 
@@ -84,9 +80,7 @@ async def test_events_and_calls_are_consistent(conversation):
     assert {e["kind"] for e in events if not e["type"].startswith("data-")} == {"debug"}
     assert all(e["conversation_id"] == conversation.id for e in events + calls)
     # every observer/reflector call belongs to a cycle the events announced
-    started = {
-        e["cycle_id"] for e in events if e["type"] in ("data-om-buffering-start", "data-om-observation-start")
-    }
+    started = {e["cycle_id"] for e in events if e["type"] in ("data-om-buffering-start", "data-om-observation-start")}
     assert calls and {c["role"] for c in calls} <= {"observer", "reflector"}
     assert {c["cycle_id"] for c in calls} <= started
     observer_cycles = [
@@ -154,9 +148,7 @@ async def test_nothing_a_model_sees_names_the_dataset_ids():
 def test_pair_ingestion_groups_a_user_turn_with_its_replies():
     at = datetime(2024, 1, 1, tzinfo=UTC)
     roles = ["assistant", "user", "assistant", "assistant", "user", "user", "assistant"]
-    messages = [
-        Message.of(role, f"m{i}", at + timedelta(seconds=i), id=f"m{i}") for i, role in enumerate(roles)
-    ]
+    messages = [Message.of(role, f"m{i}", at + timedelta(seconds=i), id=f"m{i}") for i, role in enumerate(roles)]
     batches = ingest_batches(messages, "pair")
     assert [[m.id for m in b] for b in batches] == [["m0"], ["m1", "m2", "m3"], ["m4"], ["m5", "m6"]]
     assert len(ingest_batches(messages, "message")) == len(messages)
@@ -174,16 +166,19 @@ async def test_pair_ingestion_stamps_each_step_with_its_last_message(conversatio
 
 async def test_unknown_scope_is_refused_clearly(conversation):
     with pytest.raises(Exception, match="scope must be 'thread' or 'resource'"):
-        await replay_conversation(
-            conversation, ENGINE, make_client=_client, latency=FixedLatency(1.0), scope="galaxy"
-        )
+        await replay_conversation(conversation, ENGINE, make_client=_client, latency=FixedLatency(1.0), scope="galaxy")
 
 
 async def test_resource_scope_gives_each_session_its_own_thread(conversation):
     observation = {k: v for k, v in ENGINE["observation"].items() if k not in ("blockAfter", "bufferActivation")}
-    engine = {**ENGINE, "scope": "resource", "observation": {**observation, "bufferTokens": False},
-              "reflection": {k: v for k, v in ENGINE.get("reflection", {}).items()
-                             if k not in ("blockAfter", "bufferActivation")}}
+    engine = {
+        **ENGINE,
+        "scope": "resource",
+        "observation": {**observation, "bufferTokens": False},
+        "reflection": {
+            k: v for k, v in ENGINE.get("reflection", {}).items() if k not in ("blockAfter", "bufferActivation")
+        },
+    }
     result = await replay_conversation(
         conversation, engine, make_client=_client, latency=FixedLatency(1.0), scope="resource", ingest="pair"
     )
@@ -223,9 +218,7 @@ def _leaky_conversation(start: datetime, repeat: int = 2) -> Conversation:
         is_abstention=True,
         evidence_ids=[turns[0].id],
     )
-    conversation = Conversation(
-        id="answer_deadbeef_abs", sessions=[session], questions=[question], dataset="test"
-    )
+    conversation = Conversation(id="answer_deadbeef_abs", sessions=[session], questions=[question], dataset="test")
     return conversation
 
 

@@ -121,8 +121,11 @@ def test_cell_names():
         ({"models": {"actor": "gpt-4o"}}, "provider/model", "models.actor"),
         ({"models": {"critic": "omlab/judge"}}, "unknown key", "models.critic"),
         ({"engine": {"observation": {"bufferTokens": -1}}}, "must be > 0", "engine.observation.bufferTokens"),
-        ({"engine": {"scope": "resource", "observation": {"bufferTokens": False}}}, r"\[replay\] scope is 'thread'",
-         "replay.scope"),
+        (
+            {"engine": {"scope": "resource", "observation": {"bufferTokens": False}}},
+            r"\[replay\] scope is 'thread'",
+            "replay.scope",
+        ),
     ],
 )
 def test_errors_name_the_file_and_key(tables, match, key):
@@ -180,9 +183,7 @@ def test_hashes_separate_memory_from_answering(tmp_path: Path):
     assert base.prepare_key(conversation) == other_actor.prepare_key(conversation)
     assert base.run_hash(identity) != other_actor.run_hash(identity)
     assert base.prepare_key(conversation) != other_engine.prepare_key(conversation)
-    assert base.run_hash(identity) == more_workers.run_hash(
-        identity
-    )  # parallelism and cache mode never count
+    assert base.run_hash(identity) == more_workers.run_hash(identity)  # parallelism and cache mode never count
     assert base.run_hash(identity) != base.run_hash({"kind": "synthetic", "limit": 2})
     assert len(base.run_hash(identity)) == 64
 
@@ -201,9 +202,7 @@ def test_latency_models_are_seeded_per_conversation(tmp_path: Path):
     draws = [settings.latency_for("c1").latency_s(cost) for _ in range(2)]
     assert draws[0] == draws[1]  # a fresh model per conversation replays the same draws
     assert settings.latency_for("c2").latency_s(cost) != draws[0]
-    reflector = CallCost(
-        role="reflector", model="omlab/reflector", measured_s=0.0, input_tokens=10, output_tokens=5
-    )
+    reflector = CallCost(role="reflector", model="omlab/reflector", measured_s=0.0, input_tokens=10, output_tokens=5)
     assert settings.latency_for("c1").latency_s(reflector) == 9
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from conversation_factory import make_conversation
@@ -15,19 +15,29 @@ from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, LiveScheduler, VirtualScheduler
 
-START = datetime(2025, 3, 3, tzinfo=timezone.utc)
+START = datetime(2025, 3, 3, tzinfo=UTC)
 
 
-def _memory(latency: float, *, message_tokens=4_000, observation_tokens=6_000, extra_observation=None,
-            extra_reflection=None, scheduler=None):
+def _memory(
+    latency: float,
+    *,
+    message_tokens=4_000,
+    observation_tokens=6_000,
+    extra_observation=None,
+    extra_reflection=None,
+    scheduler=None,
+):
     clock = VirtualClock(START)
     scheduler = scheduler or VirtualScheduler(clock, FixedLatency(latency))
     parts = []
     om = ObservationalMemory(
         {
             "observation": {"model": "omlab/observer", "messageTokens": message_tokens, **(extra_observation or {})},
-            "reflection": {"model": "omlab/reflector", "observationTokens": observation_tokens,
-                           **(extra_reflection or {})},
+            "reflection": {
+                "model": "omlab/reflector",
+                "observationTokens": observation_tokens,
+                **(extra_reflection or {}),
+            },
         },
         scheduler=scheduler,
         on_event=parts.append,
@@ -109,9 +119,21 @@ async def test_fast_observer_buffers_and_activates_without_blocking(conversation
     types = {p.type for p in parts}
     assert {"data-om-buffering-start", "data-om-buffering-end", "data-om-activation"} <= types
     activation = next(p.data for p in parts if p.type == "data-om-activation")
-    assert {"cycleId", "operationType", "activatedAt", "chunksActivated", "tokensActivated", "observationTokens",
-            "messagesActivated", "recordId", "threadId", "generationCount", "config", "observations",
-            "triggeredBy"} <= activation.keys()
+    assert {
+        "cycleId",
+        "operationType",
+        "activatedAt",
+        "chunksActivated",
+        "tokensActivated",
+        "observationTokens",
+        "messagesActivated",
+        "recordId",
+        "threadId",
+        "generationCount",
+        "config",
+        "observations",
+        "triggeredBy",
+    } <= activation.keys()
     assert activation["triggeredBy"] == "threshold"
     status = next(p.data for p in reversed(parts) if p.type == "data-om-status")
     buffered = status["windows"]["buffered"]["observations"]
@@ -121,11 +143,15 @@ async def test_fast_observer_buffers_and_activates_without_blocking(conversation
 async def test_slow_observer_blocks_only_at_block_after_and_reports_blocked_time():
     # messages every minute, an Observer that takes 20 virtual minutes: buffering cannot keep up
     messages = [
-        Message.of("user" if i % 2 == 0 else "assistant", f"Message {i}: " + "lorem ipsum dolor sit amet " * 40,
-                   START + timedelta(minutes=i), id=f"m{i:04d}")
+        Message.of(
+            "user" if i % 2 == 0 else "assistant",
+            f"Message {i}: " + "lorem ipsum dolor sit amet " * 40,
+            START + timedelta(minutes=i),
+            id=f"m{i:04d}",
+        )
         for i in range(300)
     ]
-    om, clock, parts = _memory(latency=1200.0, observation_tokens=1_000_000)
+    om, clock, _parts = _memory(latency=1200.0, observation_tokens=1_000_000)
     block_after = om.config.observation.block_after
     threshold = om.config.observation.message_tokens
     results = await _replay(om, clock, messages)
@@ -153,7 +179,8 @@ async def test_buffered_reflection_replaces_exactly_the_covered_lines(conversati
     assert reflections, "a buffered reflection was activated"
     assert all(r["observationTokens"] < r["tokensActivated"] for r in reflections)
     assert len(await om.get_history("t")) == len(reflections) + 1 + sum(
-        1 for p in parts if p.type == "data-om-observation-end" and p.data["operationType"] == "reflection")
+        1 for p in parts if p.type == "data-om-observation-end" and p.data["operationType"] == "reflection"
+    )
 
 
 async def test_idle_ttl_activates_buffered_chunks():
@@ -186,7 +213,7 @@ async def test_provider_change_activates_buffered_chunks():
 
 
 async def test_live_scheduler_runs_buffering_as_tasks(conversation):
-    om, clock, parts = _memory(0.0, scheduler=LiveScheduler())
+    om, _clock, parts = _memory(0.0, scheduler=LiveScheduler())
     tracker = Tracker(om, "t")
     sample = conversation[:120]
     for message in sample:
@@ -209,7 +236,9 @@ async def test_live_scheduler_runs_buffering_as_tasks(conversation):
     seed=st.integers(0, 1_000),
     live=st.booleans(),
 )
-def test_invariants_hold_for_random_settings(message_tokens, buffer_ratio, activation, block_after, latency, seed, live):
+def test_invariants_hold_for_random_settings(
+    message_tokens, buffer_ratio, activation, block_after, latency, seed, live
+):
     if activation == 1_200 and activation >= message_tokens:
         activation = 0.8
     messages = make_conversation(14_000, seed=seed)
@@ -217,7 +246,10 @@ def test_invariants_hold_for_random_settings(message_tokens, buffer_ratio, activ
     async def run() -> None:
         scheduler = LiveScheduler() if live else VirtualScheduler(VirtualClock(START), FixedLatency(latency))
         om, clock, _ = _memory(
-            latency, message_tokens=message_tokens, observation_tokens=2_500, scheduler=scheduler,
+            latency,
+            message_tokens=message_tokens,
+            observation_tokens=2_500,
+            scheduler=scheduler,
             extra_observation={"bufferTokens": buffer_ratio, "bufferActivation": activation, "blockAfter": block_after},
         )
         tracker = Tracker(om, "t")

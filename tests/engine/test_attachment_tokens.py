@@ -47,38 +47,17 @@ def jpeg(width: int, height: int, exif_bytes: int = 0) -> bytes:
 
 def webp_lossy(width: int, height: int) -> bytes:
     body = b"\x00\x00\x00" + b"\x9d\x01\x2a" + struct.pack("<HH", width, height)
-    return (
-        b"RIFF"
-        + struct.pack("<I", 4 + 8 + len(body))
-        + b"WEBP"
-        + b"VP8 "
-        + struct.pack("<I", len(body))
-        + body
-    )
+    return b"RIFF" + struct.pack("<I", 4 + 8 + len(body)) + b"WEBP" + b"VP8 " + struct.pack("<I", len(body)) + body
 
 
 def webp_lossless(width: int, height: int) -> bytes:
     body = b"\x2f" + struct.pack("<I", (width - 1) | (height - 1) << 14)
-    return (
-        b"RIFF"
-        + struct.pack("<I", 4 + 8 + len(body))
-        + b"WEBP"
-        + b"VP8L"
-        + struct.pack("<I", len(body))
-        + body
-    )
+    return b"RIFF" + struct.pack("<I", 4 + 8 + len(body)) + b"WEBP" + b"VP8L" + struct.pack("<I", len(body)) + body
 
 
 def webp_extended(width: int, height: int) -> bytes:
     body = b"\x00" * 4 + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
-    return (
-        b"RIFF"
-        + struct.pack("<I", 4 + 8 + len(body))
-        + b"WEBP"
-        + b"VP8X"
-        + struct.pack("<I", len(body))
-        + body
-    )
+    return b"RIFF" + struct.pack("<I", 4 + 8 + len(body)) + b"WEBP" + b"VP8X" + struct.pack("<I", len(body)) + body
 
 
 def image(width: int | None = None, height: int | None = None, **fields) -> Part:
@@ -88,9 +67,7 @@ def image(width: int | None = None, height: int | None = None, **fields) -> Part
 # --- header reader ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "make", [png, gif, jpeg, webp_lossy, webp_lossless, webp_extended], ids=lambda f: f.__name__
-)
+@pytest.mark.parametrize("make", [png, gif, jpeg, webp_lossy, webp_lossless, webp_extended], ids=lambda f: f.__name__)
 def test_read_image_size(make):
     assert read_image_size(make(1234, 567)) == (1234, 567)
 
@@ -175,9 +152,7 @@ def test_base64_payload_size_decides_detail():
 
 def test_dimensions_decoded_from_the_payload():
     assert estimate_image_tokens(image(data=png(1024, 1024)), None) == 765
-    assert (
-        estimate_image_tokens(Part(type="file", data=jpeg(2048, 4096), mime_type="image/jpeg"), None) == 1105
-    )
+    assert estimate_image_tokens(Part(type="file", data=jpeg(2048, 4096), mime_type="image/jpeg"), None) == 1105
 
 
 # --- Google ---------------------------------------------------------------------------------------

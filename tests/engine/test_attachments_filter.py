@@ -31,9 +31,7 @@ def _image(**kw) -> Part:
 
 
 def _pdf(**kw) -> Part:
-    return Part(
-        type="file", **{"data": b"%PDF-1.7 ...", "mime_type": "application/pdf", "filename": "doc.pdf", **kw}
-    )
+    return Part(type="file", **{"data": b"%PDF-1.7 ...", "mime_type": "application/pdf", "filename": "doc.pdf", **kw})
 
 
 TEXT = Part(type="text", text="hello")
@@ -94,10 +92,7 @@ def test_mime_type_inference():
     assert attachment_mime_type(_image(mime_type=None)) == "image/png"  # from the file name
     assert attachment_mime_type(Part(type="image", data=JPEG)) == "image/jpeg"  # magic bytes
     assert attachment_mime_type(Part(type="image", data=PNG_B64)) == "image/png"  # base64 magic bytes
-    assert (
-        attachment_mime_type(Part(type="file", data="data:application/pdf;base64,JVBERi0="))
-        == "application/pdf"
-    )
+    assert attachment_mime_type(Part(type="file", data="data:application/pdf;base64,JVBERi0=")) == "application/pdf"
     assert attachment_mime_type(Part(type="file", data="https://x.test/a/report.csv")) == "text/csv"
     unknown = Part(type="image", data="https://x.test/pic")
     assert attachment_mime_type(unknown) == "image/unknown"
@@ -177,9 +172,7 @@ def test_content_parts_follow_the_transcript_numbering():
     messages = _messages()
     transcript = format_history(messages)
     assert (
-        "[Image #1: a.png]" in transcript
-        and "[File #1: doc.pdf]" in transcript
-        and "[Image #2: b.jpg]" in transcript
+        "[Image #1: a.png]" in transcript and "[File #1: doc.pdf]" in transcript and "[Image #2: b.jpg]" in transcript
     )
     parts = attachment_content_parts(messages, True)
     assert parts == [

@@ -93,8 +93,10 @@ def test_true_and_empty_mean_defaults(spelling):
     assert OMConfig.from_options(spelling) == OMConfig()
 
 
-@pytest.mark.parametrize("spelling", [False, {"enabled": False}, {"observationalMemory": False},
-                                      {"observational_memory": {"enabled": False}}])
+@pytest.mark.parametrize(
+    "spelling",
+    [False, {"enabled": False}, {"observationalMemory": False}, {"observational_memory": {"enabled": False}}],
+)
 def test_disabled(spelling):
     assert OMConfig.from_options(spelling).enabled is False
 
@@ -116,8 +118,9 @@ def test_provider_options_are_replaced_not_merged_and_copied():
 
 
 def test_model_settings_defaults_and_overrides():
-    config = build(observation={"modelSettings": {"temperature": 0.7}},
-                   reflection={"modelSettings": {"maxOutputTokens": 8000}})
+    config = build(
+        observation={"modelSettings": {"temperature": 0.7}}, reflection={"modelSettings": {"maxOutputTokens": 8000}}
+    )
     assert config.observation.model_settings == ModelSettings(0.7, 100_000)
     assert config.reflection.model_settings == ModelSettings(0.0, 8_000)
 
@@ -198,7 +201,12 @@ def test_model_errors(options, option, words):
 def test_seed_custom_buffering_example():
     config = OMConfig.from_json(SEED_CUSTOM_BUFFERING)
     obs, refl = config.observation, config.reflection
-    assert (obs.message_tokens, obs.buffer_tokens, obs.buffer_activation, obs.block_after) == (30_000, 5_000, 0.7, 45_000)
+    assert (obs.message_tokens, obs.buffer_tokens, obs.buffer_activation, obs.block_after) == (
+        30_000,
+        5_000,
+        0.7,
+        45_000,
+    )
     assert (refl.observation_tokens, refl.buffer_activation, refl.block_after) == (60_000, 0.5, 72_000)
     assert obs.model == "google/gemini-2.5-flash" and obs.model_settings.max_output_tokens is None
 
@@ -273,9 +281,12 @@ def test_activate_after_idle_inherits_to_observation_only():
 
 
 def test_observation_can_switch_inherited_idle_off_and_reflection_opts_in():
-    config = build(activateAfterIdle="1hr", activateOnProviderChange=True,
-                   observation={"activateAfterIdle": False, "activateOnProviderChange": False},
-                   reflection={"activateAfterIdle": "auto", "activateOnProviderChange": True})
+    config = build(
+        activateAfterIdle="1hr",
+        activateOnProviderChange=True,
+        observation={"activateAfterIdle": False, "activateOnProviderChange": False},
+        reflection={"activateAfterIdle": "auto", "activateOnProviderChange": True},
+    )
     assert config.observation.activate_after_idle is None
     assert config.observation.activate_on_provider_change is False
     assert config.reflection.activate_after_idle == "auto"
@@ -328,11 +339,22 @@ def test_standalone_options_and_extractors_kept_as_given():
     def debug(_):
         return None
 
-    config = build(storage=storage, onDebugEvent=debug, obscureThreadIds=True,
-                   observation={"extract": [extractor], "threadTitle": True, "manageWorkingMemory": True,
-                                "bufferOnIdle": True, "failurePolicy": "continue", "maxRetries": 2,
-                                "instruction": "Focus on health."},
-                   reflection={"instruction": "Group by topic."}, temporalMarkers=True)
+    config = build(
+        storage=storage,
+        onDebugEvent=debug,
+        obscureThreadIds=True,
+        observation={
+            "extract": [extractor],
+            "threadTitle": True,
+            "manageWorkingMemory": True,
+            "bufferOnIdle": True,
+            "failurePolicy": "continue",
+            "maxRetries": 2,
+            "instruction": "Focus on health.",
+        },
+        reflection={"instruction": "Group by topic."},
+        temporalMarkers=True,
+    )
     obs = config.observation
     assert config.storage is storage and config.on_debug_event is debug and config.obscure_thread_ids
     assert obs.extract == (extractor,) and obs.thread_title and obs.manage_working_memory and obs.buffer_on_idle
@@ -341,8 +363,12 @@ def test_standalone_options_and_extractors_kept_as_given():
 
 
 def test_keyword_arguments_win_over_the_mapping_in_either_spelling():
-    config = OMConfig.from_options({"scope": "thread", "shareTokenBudget": False}, scope="resource",
-                                   share_token_budget=True, observation={"bufferTokens": False})
+    config = OMConfig.from_options(
+        {"scope": "thread", "shareTokenBudget": False},
+        scope="resource",
+        share_token_budget=True,
+        observation={"bufferTokens": False},
+    )
     assert config.scope == "resource" and config.share_token_budget
     assert OMConfig.from_options(False, temporalMarkers=True).enabled is False
 
@@ -396,8 +422,10 @@ ERRORS = [
     # combinations
     ({"shareTokenBudget": True}, "shareTokenBudget"),
     ({"shareTokenBudget": True, "observation": {"bufferTokens": 5_000}}, "shareTokenBudget"),
-    ({"shareTokenBudget": True, "observation": {"bufferTokens": False, "messageTokens": {"min": 1, "max": 2}}},
-     "observation.messageTokens"),
+    (
+        {"shareTokenBudget": True, "observation": {"bufferTokens": False, "messageTokens": {"min": 1, "max": 2}}},
+        "observation.messageTokens",
+    ),
     ({"scope": "resource", "observation": {"bufferTokens": 5_000}}, "observation.bufferTokens"),
     ({"scope": "resource", "reflection": {"bufferActivation": 0.5}}, "reflection.bufferActivation"),
     ({"scope": "global"}, "scope"),
@@ -461,14 +489,22 @@ def test_config_error_pickles():
 
 
 def test_from_memory_config_keeps_the_other_fields():
-    config = OMConfig.from_memory_config({
-        "observationalMemory": True, "options": {"lastMessages": 50},
-        "vector": "pg-vector", "embedder": "openai/text-embedding-3-small",
-        "embedderOptions": {"dimensions": 512},
-    })
+    config = OMConfig.from_memory_config(
+        {
+            "observationalMemory": True,
+            "options": {"lastMessages": 50},
+            "vector": "pg-vector",
+            "embedder": "openai/text-embedding-3-small",
+            "embedderOptions": {"dimensions": 512},
+        }
+    )
     assert config.enabled and config.observation == OMConfig().observation
-    assert config.extra == {"options": {"lastMessages": 50}, "vector": "pg-vector",
-                            "embedder": "openai/text-embedding-3-small", "embedderOptions": {"dimensions": 512}}
+    assert config.extra == {
+        "options": {"lastMessages": 50},
+        "vector": "pg-vector",
+        "embedder": "openai/text-embedding-3-small",
+        "embedderOptions": {"dimensions": 512},
+    }
 
 
 def test_from_memory_config_without_om_is_disabled():
@@ -476,8 +512,9 @@ def test_from_memory_config_without_om_is_disabled():
 
 
 def test_from_memory_config_reads_om_under_options_and_resource_scope_obscures_ids():
-    config = OMConfig.from_memory_config({"options": {"lastMessages": 5, "observationalMemory": {
-        "scope": "resource", "model": "openai/gpt-5-mini"}}})
+    config = OMConfig.from_memory_config(
+        {"options": {"lastMessages": 5, "observationalMemory": {"scope": "resource", "model": "openai/gpt-5-mini"}}}
+    )
     assert config.scope == "resource" and config.obscure_thread_ids
     assert config.extra == {"options": {"lastMessages": 5}}
     explicit = OMConfig.from_memory_config({"observationalMemory": {"scope": "resource", "obscureThreadIds": False}})
@@ -533,10 +570,15 @@ def test_to_dict_is_json_safe_and_redacts_secrets():
     def on_start(_):
         return None
 
-    config = build(observation={"model": "openai/gpt-5-mini",
-                                "providerOptions": {"openai": {"apiKey": "sk-SECRET", "reasoningEffort": "low"}}},
-                   hooks={"onObservationStart": on_start}, storage=object(),
-                   reflection={"model": {"upTo": {"10000": "google/gemini-2.5-flash"}}})
+    config = build(
+        observation={
+            "model": "openai/gpt-5-mini",
+            "providerOptions": {"openai": {"apiKey": "sk-SECRET", "reasoningEffort": "low"}},
+        },
+        hooks={"onObservationStart": on_start},
+        storage=object(),
+        reflection={"model": {"upTo": {"10000": "google/gemini-2.5-flash"}}},
+    )
     snapshot = config.to_dict()
     text = json.dumps(snapshot)
     assert "sk-SECRET" not in text
@@ -564,8 +606,10 @@ def test_config_hash_is_stable_and_tracks_behaviour():
 
 
 def test_config_hash_is_the_same_in_another_process():
-    code = ("from omlab.engine.config import OMConfig; import json; "
-            f"print(OMConfig.from_json({SEED_CUSTOM_BUFFERING!r}).config_hash())")
+    code = (
+        "from omlab.engine.config import OMConfig; import json; "
+        f"print(OMConfig.from_json({SEED_CUSTOM_BUFFERING!r}).config_hash())"
+    )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert other.stdout.strip() == OMConfig.from_json(SEED_CUSTOM_BUFFERING).config_hash()

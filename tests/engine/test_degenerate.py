@@ -47,9 +47,7 @@ def test_repeating_three_line_loop_fires() -> None:
 
 def test_long_period_block_loop_fires_via_duplicate_lines() -> None:
     # A 21-line block repeated: window sampling can alias, the duplicate-line ratio catches it.
-    block = [
-        f"* 🟡 (10:{i:02d}) Agent examined configuration entry number {i} in settings" for i in range(21)
-    ]
+    block = [f"* 🟡 (10:{i:02d}) Agent examined configuration entry number {i} in settings" for i in range(21)]
     text = "\n".join(block * 30)
     assert is_degenerate(text)
 
@@ -106,8 +104,7 @@ def test_multi_thread_scaffolding_does_not_fire() -> None:
     blocks = []
     for i in range(300):
         blocks.append(
-            f'<thread id="t{i}">\nDate: Jan 1, 2026\n'
-            f"* 🔴 (10:00) User {i} mentioned pet number {i * 3}\n</thread>"
+            f'<thread id="t{i}">\nDate: Jan 1, 2026\n* 🔴 (10:00) User {i} mentioned pet number {i * 3}\n</thread>'
         )
     text = "<observations>\n" + "\n".join(blocks) + "\n</observations>"
     assert len(text) > 10_000
@@ -115,20 +112,12 @@ def test_multi_thread_scaffolding_does_not_fire() -> None:
 
 
 def test_result_is_deterministic() -> None:
-    text = (
-        _varied_observations(300)
-        + "\n"
-        + "\n".join(["* 🟡 (11:00) Agent retried the same failing step"] * 60)
-    )
+    text = _varied_observations(300) + "\n" + "\n".join(["* 🟡 (11:00) Agent retried the same failing step"] * 60)
     assert is_degenerate(text) == is_degenerate(text)
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.text(alphabet="abcdefghij klmnop", min_size=30, max_size=80), min_size=1, max_size=40, unique=True
-    )
-)
+@given(st.lists(st.text(alphabet="abcdefghij klmnop", min_size=30, max_size=80), min_size=1, max_size=40, unique=True))
 def test_distinct_lines_never_fire(lines: list[str]) -> None:
     # Lines that are all distinct (and not short-line loops) can never be degenerate by (b)/(c);
     # long, distinct random lines do not share 200-char windows either.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from omlab import ModelWithRetries, ObservationalMemory
 from omlab.engine.clock import VirtualClock
@@ -10,7 +10,7 @@ from omlab.engine.messages import Message
 from omlab.engine.scheduler import VirtualScheduler
 from omlab.llm.client import ModelClient
 
-START = datetime(2025, 6, 2, 10, 0, tzinfo=timezone.utc)
+START = datetime(2025, 6, 2, 10, 0, tzinfo=UTC)
 REPLY = (
     "<observations>\nDate: Jun 2, 2025\n* 🔴 (10:00) User stated they keep bees on a rooftop in Lyon\n"
     "</observations>\n<current-task>\nPrimary: help the user plan the honey harvest\n</current-task>"
@@ -23,14 +23,19 @@ async def test_a_litellm_model_observes_with_usage_and_cost_recorded():
     observer = ModelWithRetries(model="openai/gpt-4o-mini", model_settings={"mock_response": REPLY})
     clock = VirtualClock(START)
     om = ObservationalMemory(
-        {"observation": {"model": [observer], "messageTokens": 300, "bufferTokens": False},
-         "reflection": {"model": "omlab/reflector", "observationTokens": 10_000}},
-        client=client, scheduler=VirtualScheduler(clock),
+        {
+            "observation": {"model": [observer], "messageTokens": 300, "bufferTokens": False},
+            "reflection": {"model": "omlab/reflector", "observationTokens": 10_000},
+        },
+        client=client,
+        scheduler=VirtualScheduler(clock),
     )
     for i in range(20):
-        message = Message.of("user" if i % 2 == 0 else "assistant",
-                             "I keep three beehives on my rooftop in Lyon and the honey harvest is next month.",
-                             START + timedelta(minutes=i))
+        message = Message.of(
+            "user" if i % 2 == 0 else "assistant",
+            "I keep three beehives on my rooftop in Lyon and the honey harvest is next month.",
+            START + timedelta(minutes=i),
+        )
         clock.set(message.created_at)
         await om.add_messages("bees", [message])
     assert "rooftop in Lyon" in await om.get_observations("bees")

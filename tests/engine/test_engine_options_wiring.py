@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 import pytest
 
@@ -16,14 +17,14 @@ from omlab.llm.offline import register_offline_model
 from omlab.llm.offline.base import OfflineResult, message_text
 from omlab.llm.offline.observer import OfflineObserver
 
-START = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
+START = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 
 
 class RecordingObserver:
     """The offline observer, plus canned extra sections; remembers every request it saw."""
 
     name = "recording-observer"
-    requests: list[list[dict]] = []
+    requests: ClassVar[list[list[dict]]] = []
     extra = ""
 
     def generate(self, messages, *, max_output_tokens=None, temperature=None):
@@ -45,12 +46,20 @@ def _reset():
 def _om(**options):
     clock = VirtualClock(START)
     parts = []
-    observation = {"model": "omlab/recording-observer", "messageTokens": 250, "bufferTokens": False,
-                   **options.pop("observation", {})}
+    observation = {
+        "model": "omlab/recording-observer",
+        "messageTokens": 250,
+        "bufferTokens": False,
+        **options.pop("observation", {}),
+    }
     om = ObservationalMemory(
-        {"observation": observation, "reflection": {"model": "omlab/reflector", "observationTokens": 50_000},
-         **options},
-        scheduler=VirtualScheduler(clock), on_event=parts.append,
+        {
+            "observation": observation,
+            "reflection": {"model": "omlab/reflector", "observationTokens": 50_000},
+            **options,
+        },
+        scheduler=VirtualScheduler(clock),
+        on_event=parts.append,
     )
     return om, clock, parts
 
@@ -59,8 +68,11 @@ def _talk(n: int, start: datetime = START, gap: timedelta = timedelta(minutes=1)
     out = []
     for i in range(n):
         role = "user" if i % 2 == 0 else "assistant"
-        text = (f"I adopted a beagle named Biscuit {i} weeks ago and she loves the park near Alfama."
-                if role == "user" else "That sounds lovely; beagles need long walks and a lot of sniffing time.")
+        text = (
+            f"I adopted a beagle named Biscuit {i} weeks ago and she loves the park near Alfama."
+            if role == "user"
+            else "That sounds lovely; beagles need long walks and a lot of sniffing time."
+        )
         out.append(Message.of(role, text, start + gap * i, id=f"m{i:03d}"))
     return out
 
@@ -123,6 +135,7 @@ async def test_temporal_markers_are_persisted_emitted_and_shown_to_the_observer(
 
 async def test_attachments_follow_observe_attachments():
     png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")
+
     def with_image():
         msgs = _talk(12)
         msgs[0].parts.append(Part(type="image", data=png, mime_type="image/png", filename="dog.png"))

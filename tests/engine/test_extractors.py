@@ -173,9 +173,7 @@ def test_builtins_are_extractors_in_the_same_pipeline():
     assert [e.slug for e in builtin_extractors("observation")] == ["current-task", "suggested-response"]
     assert builtin_extractors("observation", thread_title=True)[-1] is THREAD_TITLE
     assert builtin_extractors("reflection") == [SUGGESTED_RESPONSE]
-    assert all(
-        isinstance(e, Extractor) and e.builtin for e in (CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE)
-    )
+    assert all(isinstance(e, Extractor) and e.builtin for e in (CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE))
 
 
 # --- prompts and inline values -------------------------------------------------------------------
@@ -191,9 +189,7 @@ def test_inline_prompt_items_resolve_dynamic_instructions_and_skip_builtins():
 
 
 def test_a_schema_function_decides_inline_or_structured_per_run():
-    extractor = Extractor(
-        "Notes", "notes", schema=lambda ctx: Profile if ctx["source"] == "reflection" else None
-    )
+    extractor = Extractor("Notes", "notes", schema=lambda ctx: Profile if ctx["source"] == "reflection" else None)
     assert [r.slug for r in plan_extraction([extractor], CONTEXT).inline] == ["notes"]
     plan = plan_extraction([extractor], {**CONTEXT, "source": "reflection"})
     assert [r.slug for r in plan.structured] == ["notes"] and plan.inline == []

@@ -1,7 +1,7 @@
 """Differential test against the reference engine (``@mastra/memory`` 1.31.0), synchronous mode.
 
 The fixture ``tests/fixtures/mastra/sync_trace.json`` was produced by our own oracle scripts
-(/work/shared/tools/mastra-replay): a 200-message conversation from its generator (seed 1) and,
+(../shared/tools/mastra-replay): a 200-message conversation from its generator (seed 1) and,
 for every message, the numbers the reference engine reported after it, with the config
 ``{"observation": {"messageTokens": 3000, "bufferTokens": false},
 "reflection": {"observationTokens": 4000}}``. No third-party text is stored, only our generated
@@ -147,7 +147,9 @@ class Replay:
     steps: list[StepNumbers]
 
 
-def mock_memory(trace: dict[str, Any], capture: ObserverCapture, latency: Any = None) -> tuple[ObservationalMemory, VirtualClock]:
+def mock_memory(
+    trace: dict[str, Any], capture: ObserverCapture, latency: Any = None
+) -> tuple[ObservationalMemory, VirtualClock]:
     """An engine on the trace's config with the mock models, recording each Observer batch."""
     register_offline_model(OBSERVER, mock_observer_factory(capture))
     config = json.loads(json.dumps(trace["config"]))
@@ -193,14 +195,16 @@ async def replay(trace: dict[str, Any], *, step_every_message: bool = False) -> 
         status = await memory.status(thread)
         record = await memory.get_record(thread)
         stamp = record.last_observed_at
-        steps.append(StepNumbers(
-            pending_tokens=status.pending_tokens,
-            observation_tokens=status.observation_tokens,
-            generation_count=status.generation_count,
-            last_observed_at=stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z") if stamp else None,
-            observed_message_ids=[[m.id for m in batch] for batch in capture.batches[batches_before:]],
-            reflections=MastraMockReflector.calls[reflections_before:],
-        ))
+        steps.append(
+            StepNumbers(
+                pending_tokens=status.pending_tokens,
+                observation_tokens=status.observation_tokens,
+                generation_count=status.generation_count,
+                last_observed_at=stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z") if stamp else None,
+                observed_message_ids=[[m.id for m in batch] for batch in capture.batches[batches_before:]],
+                reflections=MastraMockReflector.calls[reflections_before:],
+            )
+        )
     return Replay(memory, steps)
 
 
@@ -231,8 +235,10 @@ def test_the_mock_models_follow_the_contract():
 
 def test_the_fixture_is_the_documented_run(trace):
     assert trace["versions"]["@mastra/memory"] == "1.31.0"
-    assert trace["config"] == {"observation": {"messageTokens": 3000, "bufferTokens": False},
-                               "reflection": {"observationTokens": 4000}}
+    assert trace["config"] == {
+        "observation": {"messageTokens": 3000, "bufferTokens": False},
+        "reflection": {"observationTokens": 4000},
+    }
     assert len(trace["messages"]) == len(trace["steps"]) == 200
     assert [s["messageId"] for s in trace["steps"]] == [m["id"] for m in trace["messages"]]
 
@@ -253,7 +259,9 @@ def test_message_token_counts_match_the_references_tokenx(trace):
     assert compared == 188  # 200 messages, 12 cycles
     # the overhead, by hand: tokens("user") + 3.8 + tokens(text), JavaScript-rounded
     hello = Message.of("user", "hello there", parse_time("2024-01-01T00:00:00Z"))
-    assert counter.count_message(hello) == round(estimate_token_count("user") + 3.8 + estimate_token_count("hello there"))
+    assert counter.count_message(hello) == round(
+        estimate_token_count("user") + 3.8 + estimate_token_count("hello there")
+    )
 
 
 def test_pending_tokens_match_after_every_message(trace, mirrored):
@@ -290,12 +298,21 @@ def test_the_generations_are_identical_byte_for_byte(trace, mirrored):
     assert final == trace["final"]["activeObservations"]
     history = asyncio.run(mirrored.memory.get_history(thread))
     actual = sorted(
-        ({"generationCount": r.generation_count, "observationTokenCount": r.observation_token_count,
-          "sha1_12": hashlib.sha1(r.active_observations.encode()).hexdigest()[:12]} for r in history),
+        (
+            {
+                "generationCount": r.generation_count,
+                "observationTokenCount": r.observation_token_count,
+                "sha1_12": hashlib.sha1(r.active_observations.encode()).hexdigest()[:12],
+            }
+            for r in history
+        ),
         key=lambda g: g["generationCount"],
     )
     expected = sorted(
-        ({k: g[k] for k in ("generationCount", "observationTokenCount", "sha1_12")} for g in trace["final"]["generations"]),
+        (
+            {k: g[k] for k in ("generationCount", "observationTokenCount", "sha1_12")}
+            for g in trace["final"]["generations"]
+        ),
         key=lambda g: g["generationCount"],
     )
     assert actual == expected

@@ -1,7 +1,7 @@
 """Measurement against the reference engine (``@mastra/memory`` 1.31.0), async buffering mode.
 
 The fixture ``tests/fixtures/mastra/buffered_trace.json`` was produced by our own oracle scripts
-(/work/shared/tools/mastra-replay): a 120-message conversation from its generator (seed 1) and,
+(../shared/tools/mastra-replay): a 120-message conversation from its generator (seed 1) and,
 for every message, the numbers the reference engine reported after it, with the config
 ``{"observation": {"messageTokens": 3000, "bufferTokens": 0.2, "bufferActivation": 0.8,
 "blockAfter": 1.2}, "reflection": {"observationTokens": 4000}}`` (resolved: bufferTokens 600,
@@ -118,19 +118,33 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
         ends = [p.data for p in new if p.type == "data-om-buffering-end" and p.data["operationType"] == "observation"]
         batches = capture.batches[batches_before:]
         assert len(ends) == len(batches)
-        steps.append(BufferedStep(
-            pending_tokens=status.pending_tokens,
-            chunk_count=len(record.buffered_chunks),
-            chunk_message_tokens=sum(c.message_tokens for c in record.buffered_chunks),
-            observation_tokens=status.observation_tokens,
-            last_observed_at=iso_ms(record.last_observed_at),
-            buffered=[{"messageIds": [m.id for m in batch], "tokensBuffered": end["tokensBuffered"],
-                       "observationsSha1": sha1_12(end["observations"])} for batch, end in zip(batches, ends)],
-            activated=[{"tokensActivated": p.data["tokensActivated"], "messagesActivated": p.data["messagesActivated"]}
-                       for p in new if p.type == "data-om-activation"],
-            other_buffering_ops=[p.data["operationType"] for p in new
-                                 if p.type == "data-om-buffering-start" and p.data["operationType"] != "observation"],
-        ))
+        steps.append(
+            BufferedStep(
+                pending_tokens=status.pending_tokens,
+                chunk_count=len(record.buffered_chunks),
+                chunk_message_tokens=sum(c.message_tokens for c in record.buffered_chunks),
+                observation_tokens=status.observation_tokens,
+                last_observed_at=iso_ms(record.last_observed_at),
+                buffered=[
+                    {
+                        "messageIds": [m.id for m in batch],
+                        "tokensBuffered": end["tokensBuffered"],
+                        "observationsSha1": sha1_12(end["observations"]),
+                    }
+                    for batch, end in zip(batches, ends)
+                ],
+                activated=[
+                    {"tokensActivated": p.data["tokensActivated"], "messagesActivated": p.data["messagesActivated"]}
+                    for p in new
+                    if p.type == "data-om-activation"
+                ],
+                other_buffering_ops=[
+                    p.data["operationType"]
+                    for p in new
+                    if p.type == "data-om-buffering-start" and p.data["operationType"] != "observation"
+                ],
+            )
+        )
     return steps
 
 
@@ -146,10 +160,16 @@ def mirrored(trace) -> list[BufferedStep]:
 
 def test_the_fixture_is_the_documented_run(trace):
     assert trace["versions"]["@mastra/memory"] == "1.31.0"
-    assert trace["config"] == {"observation": {"messageTokens": 3000, "bufferTokens": 0.2, "bufferActivation": 0.8,
-                                               "blockAfter": 1.2}, "reflection": {"observationTokens": 4000}}
-    assert trace["resolvedObservation"] == {"messageTokens": 3000, "bufferTokens": 600, "bufferActivation": 0.8,
-                                            "blockAfter": 3600}
+    assert trace["config"] == {
+        "observation": {"messageTokens": 3000, "bufferTokens": 0.2, "bufferActivation": 0.8, "blockAfter": 1.2},
+        "reflection": {"observationTokens": 4000},
+    }
+    assert trace["resolvedObservation"] == {
+        "messageTokens": 3000,
+        "bufferTokens": 600,
+        "bufferActivation": 0.8,
+        "blockAfter": 3600,
+    }
     assert len(trace["messages"]) == len(trace["steps"]) == 120
     assert [s["messageId"] for s in trace["steps"]] == [m["id"] for m in trace["messages"]]
 
@@ -171,8 +191,10 @@ def test_message_token_counts_match_the_references_tokenx(trace):
 
 
 def test_pending_tokens_and_chunks_match_until_the_stale_pending_divergence(trace, mirrored):
-    expected = [(s["pendingTokens"], s["bufferedChunkCount"], s["bufferedChunkMessageTokens"])
-                for s in trace["steps"][:FIRST_DIVERGENT_STEP]]
+    expected = [
+        (s["pendingTokens"], s["bufferedChunkCount"], s["bufferedChunkMessageTokens"])
+        for s in trace["steps"][:FIRST_DIVERGENT_STEP]
+    ]
     actual = [(s.pending_tokens, s.chunk_count, s.chunk_message_tokens) for s in mirrored[:FIRST_DIVERGENT_STEP]]
     assert actual == expected
     step = FIRST_DIVERGENT_STEP
@@ -191,7 +213,8 @@ def test_buffer_ops_start_at_the_same_steps_with_the_same_messages(trace, mirror
     # same messages, same size, and the same chunk text (sha1 of the mock Observer's output)
     assert actual == expected
     assert [o["messageIds"] for o in mirrored[BUFFER_OPS_AGREE_UNTIL].buffered] != [
-        o["messageIds"] for o in trace["steps"][BUFFER_OPS_AGREE_UNTIL].get("buffered", [])]
+        o["messageIds"] for o in trace["steps"][BUFFER_OPS_AGREE_UNTIL].get("buffered", [])
+    ]
 
 
 def test_d1_a_skipped_interval_consumes_the_boundary_in_both_engines(trace, mirrored):
@@ -245,8 +268,9 @@ def test_activation_boundary_selection_agrees_on_identical_chunk_sets(trace):
     # so the "under" rule takes 2 (1552)
     assert activations[0] == (16, [981, 571, 1085], 2828, 2)
     for step, weights, pending, taken in activations:
-        choice = select_activation_boundary(weights, pending, cfg["bufferActivation"], cfg["messageTokens"],
-                                            force_max=False)
+        choice = select_activation_boundary(
+            weights, pending, cfg["bufferActivation"], cfg["messageTokens"], force_max=False
+        )
         assert (step, choice.chunks) == (step, taken)
 
 
@@ -255,8 +279,9 @@ def test_d3_the_reference_selects_with_the_previous_turns_pending(trace):
     differ = []
     for step, weights, _, taken in reference_activations(trace):
         fresher = trace["steps"][step - 1]["pendingTokens"]
-        choice = select_activation_boundary(weights, fresher, cfg["bufferActivation"], cfg["messageTokens"],
-                                            force_max=False)
+        choice = select_activation_boundary(
+            weights, fresher, cfg["bufferActivation"], cfg["messageTokens"], force_max=False
+        )
         if choice.chunks != taken:
             differ.append(step)
     assert differ == [34, 82, 94, 114]
@@ -297,7 +322,9 @@ def test_the_reflection_buffer_starts_once_the_log_reaches_half_the_reflection_t
     def first(steps, ops, tokens):
         return next(i for i, s in enumerate(steps) if "reflection" in ops(s)), [tokens(s) for s in steps]
 
-    ref_step, ref_tokens = first(trace["steps"], lambda s: s.get("otherBufferingOps", []), lambda s: s["observationTokens"])
+    ref_step, ref_tokens = first(
+        trace["steps"], lambda s: s.get("otherBufferingOps", []), lambda s: s["observationTokens"]
+    )
     om_step, om_tokens = first(mirrored, lambda s: s.other_buffering_ops, lambda s: s.observation_tokens)
     assert (ref_step, om_step) == (94, 66)
     for step, tokens in ((ref_step, ref_tokens), (om_step, om_tokens)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from conversation_factory import make_conversation
@@ -16,7 +16,7 @@ OBSERVATION_TOKENS = 6_000
 
 
 def _memory(**extra):
-    clock = VirtualClock(datetime(2025, 3, 3, tzinfo=timezone.utc))
+    clock = VirtualClock(datetime(2025, 3, 3, tzinfo=UTC))
     parts, debug = [], []
     om = ObservationalMemory(
         {
@@ -45,7 +45,7 @@ def conversation():
 
 
 async def test_observes_reflects_and_keeps_budgets(conversation):
-    om, clock, parts, debug = _memory()
+    om, clock, _parts, _debug = _memory()
     counter = TokenCounter()
     max_message = max(counter.count_messages([m]) for m in conversation)
     results = await _replay(om, clock, conversation)
@@ -62,7 +62,7 @@ async def test_observes_reflects_and_keeps_budgets(conversation):
     for r in results:
         assert r.status.pending_tokens < MESSAGE_TOKENS
         assert r.status.observation_tokens < OBSERVATION_TOKENS
-    context = await om.build_context("t1", current_date=datetime(2025, 4, 1, tzinfo=timezone.utc))
+    context = await om.build_context("t1", current_date=datetime(2025, 4, 1, tzinfo=UTC))
     raw = [m for m in context if m["role"] != "system"]
     assert raw, "the unobserved tail is shown raw"
     system_text = "\n".join(m["content"] for m in context if m["role"] == "system")
@@ -90,7 +90,15 @@ async def test_events_come_in_documented_order(conversation):
         data = part.data
         if part.type == "data-om-observation-start":
             assert data["operationType"] in ("observation", "reflection")
-            assert {"cycleId", "startedAt", "tokensToObserve", "recordId", "threadId", "threadIds", "config"} <= data.keys()
+            assert {
+                "cycleId",
+                "startedAt",
+                "tokensToObserve",
+                "recordId",
+                "threadId",
+                "threadIds",
+                "config",
+            } <= data.keys()
             open_cycles[data["cycleId"]] = data["operationType"]
         elif part.type == "data-om-observation-end":
             assert open_cycles.pop(data["cycleId"]) == data["operationType"]
@@ -127,12 +135,12 @@ async def test_state_survives_a_restart_with_duckdb(tmp_path, conversation):
 
 
 async def test_single_message_over_threshold_is_observed_on_its_first_step():
-    om, clock, parts, _ = _memory()
+    om, _clock, _parts, _ = _memory()
     big = make_conversation(12_000, seed=3)
     text = " ".join(m.text for m in big)
     from omlab.engine.messages import Message
 
-    message = Message.of("user", text, datetime(2025, 3, 3, 10, tzinfo=timezone.utc), id="huge")
+    message = Message.of("user", text, datetime(2025, 3, 3, 10, tzinfo=UTC), id="huge")
     result = await om.add_messages("t2", [message])
     assert result.observed and result.observed_message_ids == ["huge"]
 
@@ -151,5 +159,5 @@ async def test_sync_facade_works_outside_an_event_loop():
     pending = facade.get_unobserved_messages("t3")
     assert pending and all(m.thread_id == "t3" for m in pending)
     assert facade.status("t3").pending_tokens == om.counter.count_messages(pending)
-    assert [m.id for m in pending] == [m.id for m in messages[-len(pending):]]  # the newest tail stays raw
+    assert [m.id for m in pending] == [m.id for m in messages[-len(pending) :]]  # the newest tail stays raw
     facade.close()

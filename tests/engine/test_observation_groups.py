@@ -78,9 +78,7 @@ def test_parse_range_handles_colons_inside_ids():
 
 
 def test_render_for_context():
-    text = "loose line\n" + wrap_observation_group(
-        OBS, group_id="a1", start_message_id="m1", end_message_id="m4"
-    )
+    text = "loose line\n" + wrap_observation_group(OBS, group_id="a1", start_message_id="m1", end_message_id="m4")
     assert render_groups_for_context(text) == f"loose line\n## Group `a1`\n_range: `m1:m4`_\n\n{OBS}"
     assert render_groups_for_context('<observation-group id="x">kept</observation-group>') == "kept"
 
@@ -121,9 +119,7 @@ def test_reconcile_keeps_sections_that_name_their_group():
 
 
 _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=12)
-_bodies = st.text(
-    alphabet=st.characters(blacklist_characters="<>", blacklist_categories=("Cs",)), max_size=200
-)
+_bodies = st.text(alphabet=st.characters(blacklist_characters="<>", blacklist_categories=("Cs",)), max_size=200)
 
 
 @given(st.lists(st.tuples(_ids, _ids, _ids, _bodies), max_size=5))

@@ -66,10 +66,7 @@ def test_well_formed_output_is_fully_parsed() -> None:
 
 
 def test_several_observation_blocks_are_joined_with_newline() -> None:
-    text = (
-        "<observations>\n* 🔴 (10:00) A\n</observations>\nnoise\n"
-        "<observations>\n* 🔴 (11:00) B\n</observations>"
-    )
+    text = "<observations>\n* 🔴 (10:00) A\n</observations>\nnoise\n<observations>\n* 🔴 (11:00) B\n</observations>"
     assert parse_observer_output(text).observations == "* 🔴 (10:00) A\n* 🔴 (11:00) B"
 
 
@@ -101,9 +98,7 @@ def test_no_observations_tag_falls_back_to_list_items() -> None:
         "<current-task>\n- Primary: answer the question\n</current-task>"
     )
     out = parse_observer_output(text)
-    assert out.observations == (
-        "- 🔴 (10:00) User lives in Lyon\n  * -> nested detail\n1. 🟡 (10:05) Numbered item"
-    )
+    assert out.observations == ("- 🔴 (10:00) User lives in Lyon\n  * -> nested detail\n1. 🟡 (10:05) Numbered item")
     assert out.current_task == "- Primary: answer the question"
 
 
@@ -167,9 +162,7 @@ def test_bad_slug_is_rejected() -> None:
 
 def test_degenerate_output_is_flagged_and_not_parsed() -> None:
     line = "* 🟡 (10:00) Agent checked the same file again for the same reason"
-    text = (
-        "<observations>\n" + "\n".join([line] * 200) + "\n</observations>\n<current-task>\nx\n</current-task>"
-    )
+    text = "<observations>\n" + "\n".join([line] * 200) + "\n</observations>\n<current-task>\nx\n</current-task>"
     out = parse_observer_output(text)
     assert out.degenerate is True
     assert (out.observations, out.current_task) == ("", None)
@@ -186,10 +179,7 @@ def test_giant_single_line_is_truncated_not_degenerate() -> None:
 
 def test_parsed_observations_are_sorted_by_time() -> None:
     text = "<observations>\nDate: Jan 1, 2026\n* 🔴 (10:30) later\n* 🔴 (09:15) earlier\n</observations>"
-    assert (
-        parse_observer_output(text).observations
-        == "Date: Jan 1, 2026\n* 🔴 (09:15) earlier\n* 🔴 (10:30) later"
-    )
+    assert parse_observer_output(text).observations == "Date: Jan 1, 2026\n* 🔴 (09:15) earlier\n* 🔴 (10:30) later"
 
 
 # --- parse_multi_thread_output ------------------------------------------------------------
@@ -272,15 +262,9 @@ def test_sort_moves_children_with_their_parent() -> None:
 
 
 def test_sort_works_per_date_group_and_keeps_preamble() -> None:
-    text = (
-        "preamble line\n"
-        "Date: Jan 1, 2026\n* (10:00) b\n* (09:00) a\n\n"
-        "Date: Jan 2, 2026\n* (08:00) d\n* (07:00) c"
-    )
+    text = "preamble line\nDate: Jan 1, 2026\n* (10:00) b\n* (09:00) a\n\nDate: Jan 2, 2026\n* (08:00) d\n* (07:00) c"
     assert sort_observations_by_time(text) == (
-        "preamble line\n"
-        "Date: Jan 1, 2026\n* (09:00) a\n* (10:00) b\n\n"
-        "Date: Jan 2, 2026\n* (07:00) c\n* (08:00) d"
+        "preamble line\nDate: Jan 1, 2026\n* (09:00) a\n* (10:00) b\n\nDate: Jan 2, 2026\n* (07:00) c\n* (08:00) d"
     )
 
 
@@ -399,9 +383,7 @@ def test_split_ignores_inline_boundary_mentions_and_empty_chunks() -> None:
     text = "a --- message boundary (2026-01-15T12:10:00.000Z) --- b"
     assert split_at_boundaries(text) == [text]
     assert split_at_boundaries("") == []
-    empty_middle = (
-        "a" + format_boundary(datetime(2026, 1, 1)) + "  " + format_boundary(datetime(2026, 1, 2)) + "b"
-    )
+    empty_middle = "a" + format_boundary(datetime(2026, 1, 1)) + "  " + format_boundary(datetime(2026, 1, 2)) + "b"
     assert split_at_boundaries(empty_middle) == ["a", "b"]
 
 
@@ -434,8 +416,19 @@ _ONE_PATTERN_BLOCK = re.compile(
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
 _FRAGMENTS = st.sampled_from(
-    ["<observations>", "</observations>", "<OBSERVATIONS>", "</Observations>", "\n", " ", "\t", "x", "* 🔴 a",
-     "<current-task>t</current-task>", "Thread-Title"]
+    [
+        "<observations>",
+        "</observations>",
+        "<OBSERVATIONS>",
+        "</Observations>",
+        "\n",
+        " ",
+        "\t",
+        "x",
+        "* 🔴 a",
+        "<current-task>t</current-task>",
+        "Thread-Title",
+    ]
 )
 
 

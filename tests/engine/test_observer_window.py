@@ -136,16 +136,12 @@ def test_exact_budget_boundaries() -> None:
 
 def test_important_head_line_is_kept_before_the_tail() -> None:
     lines = ["🔴 a", "x x", "x x", "x x", "y y", "z z"]
-    assert truncate_to_budget("\n".join(lines), 10, count=words) == (
-        "🔴 a\n[3 observations truncated here]\ny y\nz z"
-    )
+    assert truncate_to_budget("\n".join(lines), 10, count=words) == ("🔴 a\n[3 observations truncated here]\ny y\nz z")
 
 
 def test_single_hidden_line_is_kept_instead_of_a_marker() -> None:
     lines = ["x", "🔴 a", "b", "c c c c c", "d"]
-    assert (
-        truncate_to_budget("\n".join(lines), 8, count=words) == "x\n🔴 a\n[2 observations truncated here]\nd"
-    )
+    assert truncate_to_budget("\n".join(lines), 8, count=words) == "x\n🔴 a\n[2 observations truncated here]\nd"
 
 
 def test_nothing_fits_gives_the_marker_alone() -> None:

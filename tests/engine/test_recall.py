@@ -62,9 +62,7 @@ def _thread_one() -> list[Message]:
                 ),
                 Part(type="text", text="Here is the map of Lisbon."),
             ]
-        messages.append(
-            Message(_id(i), role, parts, T0 + timedelta(minutes=i), thread_id="t1", resource_id="u1")
-        )
+        messages.append(Message(_id(i), role, parts, T0 + timedelta(minutes=i), thread_id="t1", resource_id="u1"))
     return messages
 
 
@@ -232,10 +230,7 @@ def test_part_index_shows_one_part_in_full(storage):
     ]
     last = tool.run({"cursor": "m12", "partIndex": 2})["messages"]
     assert last.split("\n")[1] == "[p2] Here is the map of Lisbon." and "next part" not in last
-    assert (
-        tool.run({"cursor": "m12", "partIndex": 3})["error"]
-        == "message 'm12' has 3 part(s): partIndex 0 to 2"
-    )
+    assert tool.run({"cursor": "m12", "partIndex": 3})["error"] == "message 'm12' has 3 part(s): partIndex 0 to 2"
     assert "partIndex needs cursor" in tool.run({"partIndex": 0})["error"]
 
 
@@ -243,14 +238,9 @@ def test_part_type_and_tool_name_filters(storage):
     tool = _tool(storage)
     calls = tool.run({"partType": "tool-call"})
     assert _ids(calls) == ["m10", "m12"]
-    assert (
-        "[p1] [Tool Call: web_search]\n" in calls["messages"] + "\n"
-        and "Let me search" not in calls["messages"]
-    )
+    assert "[p1] [Tool Call: web_search]\n" in calls["messages"] + "\n" and "Let me search" not in calls["messages"]
     results = tool.run({"partType": "tool-result", "toolName": "get_map"})
-    assert (
-        results["messages"] == "**user (2026-03-01 10:12:00Z)** [m12]:\n[p1] [Tool Result: get_map] map.png"
-    )
+    assert results["messages"] == "**user (2026-03-01 10:12:00Z)** [m12]:\n[p1] [Tool Result: get_map] map.png"
     assert _ids(tool.run({"partType": "reasoning"})) == ["m12"]
     assert tool.run({"toolName": "nothing"})["messages"] == "No messages match partType/toolName."
 
@@ -347,9 +337,7 @@ def test_bm25_scores_by_hand():
     # doc b: tf 2, length 3 -> 2 * 2.2 / (2 + 1.2 * 1.375) = 4.4 / 3.65
     hits = index.search("apple", 5)
     assert [h[0] for h in hits] == ["b", "a"]
-    assert hits[0][2] == pytest.approx(math.log(1.6) * 4.4 / 3.65) and hits[1][2] == pytest.approx(
-        math.log(1.6)
-    )
+    assert hits[0][2] == pytest.approx(math.log(1.6) * 4.4 / 3.65) and hits[1][2] == pytest.approx(math.log(1.6))
     assert index.search("durian", 5, resource_id="u") == []
     index.remove(["b"])
     assert index.search("cherry", 5) == []
@@ -443,19 +431,14 @@ def test_retrieval_instructions_follow_scope_vector_and_custom():
 def test_pages_tile_the_thread_in_both_directions(count, limit, data):
     store = InMemoryStorage()
     store.save_messages(
-        [
-            Message.of("user", f"m {i}", T0 + timedelta(seconds=i), id=_id(i), thread_id="t1")
-            for i in range(count)
-        ]
+        [Message.of("user", f"m {i}", T0 + timedelta(seconds=i), id=_id(i), thread_id="t1") for i in range(count)]
     )
     tool = RecallTool(store, scope="thread", current_thread_id="t1")
     ids = [_id(i) for i in range(count)]
     pages = max(1, math.ceil(count / limit))
     forward = [i for page in range(1, pages + 1) for i in _ids(tool.run({"limit": limit, "page": page}))]
     assert forward == ids
-    backward = [
-        _ids(tool.run({"anchor": "end", "limit": limit, "page": page})) for page in range(1, pages + 1)
-    ]
+    backward = [_ids(tool.run({"anchor": "end", "limit": limit, "page": page})) for page in range(1, pages + 1)]
     assert [i for page in reversed(backward) for i in page] == ids
     if count:
         cursor = data.draw(st.integers(min_value=0, max_value=count - 1))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 from conversation_factory import make_conversation
 
@@ -15,7 +17,7 @@ from omlab.llm.offline.base import OfflineResult, message_text
 from omlab.llm.offline.observer import OfflineObserver
 from omlab.tokens.tokenx import estimate_token_count
 
-START = datetime(2025, 3, 3, tzinfo=timezone.utc)
+START = datetime(2025, 3, 3, tzinfo=UTC)
 
 
 class StubbornReflector:
@@ -44,8 +46,11 @@ class LoopingReflector:
     name = "looping-reflector"
 
     def generate(self, messages, **_):
-        return OfflineResult("<observations>\n" + "* 🔴 (10:00) User stated the same thing again and again\n" * 300
-                             + "</observations>", 10, 3000)
+        return OfflineResult(
+            "<observations>\n" + "* 🔴 (10:00) User stated the same thing again and again\n" * 300 + "</observations>",
+            10,
+            3000,
+        )
 
 
 class HintlessObserver(OfflineObserver):
@@ -76,7 +81,8 @@ def _om(reflector: str, *, buffering=False, observer="omlab/observer", observati
         obs["bufferTokens"] = False
     om = ObservationalMemory(
         {"observation": obs, "reflection": {"model": reflector, "observationTokens": observation_tokens}},
-        scheduler=VirtualScheduler(clock, FixedLatency(1.0)), on_event=parts.append,
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
     )
     return om, clock, parts
 
@@ -100,8 +106,11 @@ async def test_a_reflector_that_never_compresses_is_bounded_and_never_wipes_memo
     # each cycle climbs the ladder at most from level 1 to 4: at most 4 attempts
     assert StubbornReflector.calls <= 4 * len(distinct)
     # and cycles are backed off: far fewer than the number of steps over the threshold
-    steps_over = sum(1 for p in parts if p.type == "data-om-status"
-                     and p.data["windows"]["active"]["observations"]["tokens"] >= 1_500)
+    steps_over = sum(
+        1
+        for p in parts
+        if p.type == "data-om-status" and p.data["windows"]["active"]["observations"]["tokens"] >= 1_500
+    )
     assert len(distinct) < max(2, steps_over // 3)
     failures = [p.data["error"] for p in parts if p.type == "data-om-observation-failed"]
     assert any("Did not compress below threshold" in e for e in failures)
@@ -110,7 +119,7 @@ async def test_a_reflector_that_never_compresses_is_bounded_and_never_wipes_memo
     for p in cycles:
         if not sizes or sizes[-1][0] != p.data["cycleId"]:
             sizes.append((p.data["cycleId"], p.data["tokensToObserve"]))
-    for (_, before), (_, after) in zip(sizes, sizes[1:]):
+    for (_, before), (_, after) in itertools.pairwise(sizes):
         assert after - before >= 150
 
 
@@ -131,7 +140,7 @@ def test_start_levels_follow_the_reference():
 
 async def test_ladder_escalates_until_the_target_is_met():
     class Client:
-        levels: list[int] = []
+        levels: ClassVar[list[int]] = []
 
         async def complete(self, request):
             level = request.metadata["compressionLevel"]
@@ -139,13 +148,21 @@ async def test_ladder_escalates_until_the_target_is_met():
             from omlab.llm.types import ModelResponse, Usage
 
             lines = 40 if level < 3 else 5
-            text = "<observations>\nDate: Mar 3, 2025\n" + "".join(
-                f"* 🔴 (10:{i:02d}) User stated fact number {i} about their garden\n" for i in range(lines)
-            ) + "</observations>"
+            text = (
+                "<observations>\nDate: Mar 3, 2025\n"
+                + "".join(f"* 🔴 (10:{i:02d}) User stated fact number {i} about their garden\n" for i in range(lines))
+                + "</observations>"
+            )
             return ModelResponse(text=text, usage=Usage(1, 1), model="test/model")
 
-    runner = ReflectorRunner(model="test/model", settings=None, provider_options=None, instruction=None,
-                             client=Client(), count=estimate_token_count)
+    runner = ReflectorRunner(
+        model="test/model",
+        settings=None,
+        provider_options=None,
+        instruction=None,
+        client=Client(),
+        count=estimate_token_count,
+    )
     result = await runner.reflect("* 🔴 (10:00) x\n" * 400, target=200, first_level=1)
     assert Client.levels == [1, 2, 3]
     assert result.met_target and [a.outcome for a in result.attempts] == ["too-large", "too-large", "accepted"]
@@ -153,8 +170,9 @@ async def test_ladder_escalates_until_the_target_is_met():
 
 async def test_activation_keeps_hints_when_chunks_bring_none():
     HintlessObserver.calls = 0
-    om, clock, parts = _om("omlab/reflector", buffering=True, observer="omlab/hintless-observer",
-                           observation_tokens=100_000)
+    om, clock, parts = _om(
+        "omlab/reflector", buffering=True, observer="omlab/hintless-observer", observation_tokens=100_000
+    )
     messages = make_conversation(3_000, seed=23)
     # a first, synchronous observation gives the thread its hints
     for message in messages[:6]:
@@ -177,6 +195,6 @@ def test_buffered_reflection_covers_lines_worth_its_budget():
     count = estimate_token_count
     covered = lines_worth(lines, 20, count)
     assert sum(count(line) for line in lines[:covered]) >= 20
-    assert sum(count(line) for line in lines[:covered - 1]) < 20
+    assert sum(count(line) for line in lines[: covered - 1]) < 20
     assert lines_worth(lines, 10_000, count) == len(lines)
     assert lines_worth([], 5, count) == 0

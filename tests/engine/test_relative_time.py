@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import date, datetime, timedelta
 
 import pytest
@@ -196,10 +197,7 @@ def test_gap_between_two_headers(second: str, gap: str | None) -> None:
 
 
 def test_headers_going_backwards_get_no_gap_and_odd_headers_are_ignored() -> None:
-    text = (
-        "Date: Mar 10, 2023\nDate: Mar 1, 2023\n  Date: Mar 1, 2023\n"
-        "Date: Foo 1, 2023\nDate: March 1, 2023 extra"
-    )
+    text = "Date: Mar 10, 2023\nDate: Mar 1, 2023\n  Date: Mar 1, 2023\nDate: Foo 1, 2023\nDate: March 1, 2023 extra"
     out = add_relative_time(text, date(2023, 3, 10))
     assert out == (
         "Date: Mar 10, 2023 (today)\nDate: Mar 1, 2023 (1 week ago)\n"
@@ -213,10 +211,7 @@ def test_future_header_and_full_month_names() -> None:
 
 
 def test_inside_thread_sections() -> None:
-    text = (
-        '<thread id="a">\nDate: Jun 1, 2023\n* x\n</thread>\n\n'
-        '<thread id="b">\nDate: Jun 10, 2023\n* y\n</thread>'
-    )
+    text = '<thread id="a">\nDate: Jun 1, 2023\n* x\n</thread>\n\n<thread id="b">\nDate: Jun 10, 2023\n* y\n</thread>'
     assert add_relative_time(text, NOW) == (
         '<thread id="a">\nDate: Jun 1, 2023 (2 weeks ago)\n* x\n</thread>\n\n'
         '<thread id="b">\n\n[1 week later]\n\nDate: Jun 10, 2023 (1 week ago)\n* y\n</thread>'
@@ -235,9 +230,7 @@ def test_applying_twice_changes_nothing() -> None:
         "Date: Jun 19, 2023\n* y"
     )
     once = add_relative_time(text, NOW)
-    assert (
-        "[2 weeks later]" in once and "(meaning May 3, 2023 - 1 month ago, likely already happened)" in once
-    )
+    assert "[2 weeks later]" in once and "(meaning May 3, 2023 - 1 month ago, likely already happened)" in once
     assert add_relative_time(once, NOW) == once
     assert add_relative_time(once, NOW + timedelta(days=40)) == once
 
@@ -253,5 +246,5 @@ def test_idempotent_and_one_annotation_per_header(headers: list[date], today: da
     assert add_relative_time(once, today) == once
     assert once.count("Date: ") == len(headers)
     assert once.count(" (") == len(headers) * 2  # one "(HH:MM)" and one annotation per group
-    gaps = sum(1 for a, b in zip(headers, headers[1:], strict=False) if (b - a).days > 1)
+    gaps = sum(1 for a, b in itertools.pairwise(headers) if (b - a).days > 1)
     assert once.count(" later]") == gaps

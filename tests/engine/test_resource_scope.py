@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 
 import pytest
 
@@ -17,13 +18,13 @@ from omlab.llm.offline import register_offline_model
 from omlab.llm.offline.base import message_text
 from omlab.llm.offline.observer import OfflineObserver
 
-START = datetime(2025, 5, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 THREADS = ["answer_4be1b6b4_1", "answer_4be1b6b4_2", "session-c", "session-d", "session-e"]
 
 
 class SpyObserver(OfflineObserver):
     name = "spy-observer"
-    requests: list[list[dict]] = []
+    requests: ClassVar[list[list[dict]]] = []
 
     def generate(self, messages, **kwargs):
         SpyObserver.requests.append(messages)
@@ -37,10 +38,18 @@ def _om(obscure=True, max_batch=1_500, message_tokens=2_000):
     clock = VirtualClock(START)
     parts = []
     om = ObservationalMemory(
-        {"scope": "resource", "obscureThreadIds": obscure,
-         "observation": {"model": "omlab/spy-observer", "messageTokens": message_tokens, "maxTokensPerBatch": max_batch},
-         "reflection": {"model": "omlab/reflector", "observationTokens": 100_000}},
-        scheduler=VirtualScheduler(clock), on_event=parts.append,
+        {
+            "scope": "resource",
+            "obscureThreadIds": obscure,
+            "observation": {
+                "model": "omlab/spy-observer",
+                "messageTokens": message_tokens,
+                "maxTokensPerBatch": max_batch,
+            },
+            "reflection": {"model": "omlab/reflector", "observationTokens": 100_000},
+        },
+        scheduler=VirtualScheduler(clock),
+        on_event=parts.append,
     )
     return om, clock, parts
 
@@ -52,7 +61,9 @@ def _conversation(per_thread: int = 14) -> list[Message]:
         for t_index, thread in enumerate(THREADS):
             role = "user" if round_ % 2 == 0 else "assistant"
             size = 1 + t_index  # threads of different sizes
-            text = f"Round {round_} of conversation {t_index}: I am planning a trip to Porto with {size} friends. " * size
+            text = (
+                f"Round {round_} of conversation {t_index}: I am planning a trip to Porto with {size} friends. " * size
+            )
             out.append(Message.of(role, text, when, id=f"{thread}-{round_:03d}", thread_id=thread))
             when += timedelta(minutes=1)
     return out
@@ -60,8 +71,12 @@ def _conversation(per_thread: int = 14) -> list[Message]:
 
 def test_plan_batches_picks_largest_first_and_packs_by_thread():
     t0 = START
-    per_thread = {"a": (500, t0 + timedelta(minutes=3)), "b": (3_000, t0 + timedelta(minutes=2)),
-                  "c": (800, t0), "d": (200, t0 + timedelta(minutes=1))}
+    per_thread = {
+        "a": (500, t0 + timedelta(minutes=3)),
+        "b": (3_000, t0 + timedelta(minutes=2)),
+        "c": (800, t0),
+        "d": (200, t0 + timedelta(minutes=1)),
+    }
     # largest first until >= 3_600: b (3000) then c (800) -> 3800; ordered by oldest: c, b
     assert plan_batches(per_thread, 3_600, 1_000) == [["c"], ["b"]]
     assert plan_batches(per_thread, 10_000, 1_000) == [["c", "d"], ["b"], ["a"]]
@@ -108,7 +123,7 @@ async def test_threads_share_one_memory_batches_respect_the_limit_and_ids_are_ob
 
 async def test_batch_sizes_stay_within_max_tokens_per_batch():
     SpyObserver.requests = []
-    om, clock, parts = _om(max_batch=1_200)
+    om, clock, _parts = _om(max_batch=1_200)
     for message in _conversation(10):
         clock.set(message.created_at)
         await om.add_messages(message.thread_id, [message], resource_id="user-1")
@@ -122,7 +137,7 @@ async def test_batch_sizes_stay_within_max_tokens_per_batch():
 
 
 async def test_other_threads_appear_as_separate_reference_context():
-    om, clock, _ = _om(obscure=False, message_tokens=50_000)
+    om, _clock, _ = _om(obscure=False, message_tokens=50_000)
     a = Message.of("user", "In thread A I asked about Porto hotels.", START, id="a1")
     b = Message.of("user", "In thread B I asked about sourdough starters.", START + timedelta(minutes=1), id="b1")
     await om.add_messages("A", [a], resource_id="user-1")
@@ -130,16 +145,23 @@ async def test_other_threads_appear_as_separate_reference_context():
     context = await om.build_context("A")
     system = "\n".join(m["content"] for m in context if m["role"] == "system")
     raw = [m["content"] for m in context if m["role"] != "system"]
-    assert "START_OTHER_CONVERSATIONS_BLOCK" in system and "sourdough" in system and '<other-conversation id="B">' in system
+    assert (
+        "START_OTHER_CONVERSATIONS_BLOCK" in system
+        and "sourdough" in system
+        and '<other-conversation id="B">' in system
+    )
     assert raw == ["In thread A I asked about Porto hotels."]
 
 
 async def test_state_reloads_per_thread_cursors(tmp_path):
     path = tmp_path / "om.duckdb"
     clock = VirtualClock(START)
-    options = {"scope": "resource", "storage": str(path),
-               "observation": {"model": "omlab/observer", "messageTokens": 2_000},
-               "reflection": {"model": "omlab/reflector", "observationTokens": 100_000}}
+    options = {
+        "scope": "resource",
+        "storage": str(path),
+        "observation": {"model": "omlab/observer", "messageTokens": 2_000},
+        "reflection": {"model": "omlab/reflector", "observationTokens": 100_000},
+    }
     om = ObservationalMemory(options, scheduler=VirtualScheduler(clock))
     messages = _conversation(8)
     for m in messages:

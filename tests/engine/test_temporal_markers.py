@@ -67,10 +67,7 @@ def test_gap_buckets_at_every_boundary(gap, text):
 def test_gap_marker_text_and_timestamp():
     assert gap_marker(T0 - 2 * H, T0) == "[2 hours later — Tue Mar 4 2025, 12:05 UTC]"
     summer = datetime(2025, 7, 1, 14, 5, tzinfo=UTC)
-    assert (
-        gap_marker(summer - 3 * D, summer, timezone="Europe/Lisbon")
-        == "[3 days later — Tue Jul 1 2025, 15:05 WEST]"
-    )
+    assert gap_marker(summer - 3 * D, summer, timezone="Europe/Lisbon") == "[3 days later — Tue Jul 1 2025, 15:05 WEST]"
     assert gap_marker(T0, T0 + 9 * M) is None
     assert gap_marker(T0 + 2 * H, T0) is None  # time going backwards is no gap
 
@@ -79,9 +76,7 @@ def _bucket_minutes(text: str) -> float:
     number, unit = text.split()[:2]
     return (
         int(number)
-        * {"minutes": 1, "hour": 60, "hours": 60, "day": 1440, "days": 1440, "week": 10080, "weeks": 10080}[
-            unit
-        ]
+        * {"minutes": 1, "hour": 60, "hours": 60, "day": 1440, "days": 1440, "week": 10080, "weeks": 10080}[unit]
     )
 
 
@@ -121,9 +116,7 @@ def test_inserting_twice_adds_nothing_and_markers_are_not_previous_messages():
     twice = insert_temporal_markers(once)
     assert [m.id for m in twice] == ["u1", "__temporal_u2", "u2"]
     assert insert_temporal_markers([]) == []
-    assert [m.id for m in insert_temporal_markers([_message("u9", "user", T0)])] == [
-        "u9"
-    ]  # no previous message
+    assert [m.id for m in insert_temporal_markers([_message("u9", "user", T0)])] == ["u9"]  # no previous message
 
 
 def test_is_temporal_marker_by_id_or_metadata():

@@ -52,10 +52,7 @@ def test_obscured_ids_are_eight_hex_digits(thread_id: str) -> None:
 
 def test_wrap_strips_stray_thread_tags_but_not_thread_title() -> None:
     obs = '<thread id="x">\n* 🔴 a\n</thread>\n<thread-title>T</thread-title>'
-    assert (
-        wrap_thread_section("t1", obs)
-        == '<thread id="t1">\n* 🔴 a\n\n<thread-title>T</thread-title>\n</thread>'
-    )
+    assert wrap_thread_section("t1", obs) == '<thread id="t1">\n* 🔴 a\n\n<thread-title>T</thread-title>\n</thread>'
     assert strip_thread_tags('<THREAD id="y">x</thread>') == "x"
 
 
@@ -74,9 +71,7 @@ def test_merge_into_empty_text_is_the_section() -> None:
 def test_same_thread_same_date_is_merged_before_close() -> None:
     existing = '<thread id="t1">\nDate: May 3, 2026\n* 🔴 (10:00) a\n</thread>'
     merged = merge_thread_section(existing, "t1", "Date: May 3, 2026\n* 🔴 (10:30) b\n  * -> c", T2)
-    assert (
-        merged == '<thread id="t1">\nDate: May 3, 2026\n* 🔴 (10:00) a\n* 🔴 (10:30) b\n  * -> c\n</thread>'
-    )
+    assert merged == '<thread id="t1">\nDate: May 3, 2026\n* 🔴 (10:00) a\n* 🔴 (10:30) b\n  * -> c\n</thread>'
 
 
 def test_same_thread_other_date_is_appended_after_boundary() -> None:
@@ -103,9 +98,7 @@ def test_merge_targets_the_threads_last_section_and_its_last_date() -> None:
     assert merged == existing.replace("* c\n</thread>", "* c\n* d\n</thread>")
     # May 1 is in an older t1 section and May 2 is not the last date group: both append.
     for date_line in ("Date: May 1, 2026", "Date: May 2, 2026"):
-        assert merge_thread_section(existing, "t1", f"{date_line}\n* e", T2).startswith(
-            existing + BOUNDARY_T2
-        )
+        assert merge_thread_section(existing, "t1", f"{date_line}\n* e", T2).startswith(existing + BOUNDARY_T2)
 
 
 def test_date_spacing_is_normalised_and_extra_dates_travel_along() -> None:
@@ -116,9 +109,7 @@ def test_date_spacing_is_normalised_and_extra_dates_travel_along() -> None:
 
 def test_batch_without_date_or_boundary_time_is_appended_with_blank_line() -> None:
     existing = '<thread id="t1">\nDate: May 3, 2026\n* a\n</thread>'
-    assert (
-        merge_thread_section(existing, "t1", "* b", None) == existing + '\n\n<thread id="t1">\n* b\n</thread>'
-    )
+    assert merge_thread_section(existing, "t1", "* b", None) == existing + '\n\n<thread id="t1">\n* b\n</thread>'
 
 
 def test_blank_batch_or_date_only_batch() -> None:

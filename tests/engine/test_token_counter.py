@@ -30,9 +30,7 @@ def message(role: str, *parts: Part) -> Message:
 
 
 def call(state: str = "call", args=None, **fields) -> Part:
-    return Part(
-        type="tool-invocation", tool_call_id="c1", tool_name="get_weather", args=args, state=state, **fields
-    )
+    return Part(type="tool-invocation", tool_call_id="c1", tool_name="get_weather", args=args, state=state, **fields)
 
 
 PARIS = {"city": "Paris"}  # {"city":"Paris"} -> { "city" : "Paris" } = 1+1+1+2+1 = 6
@@ -90,9 +88,7 @@ def test_tool_call_message_total(counter):
 
 
 def test_approval_responded(counter):
-    part = call(
-        "approval-responded", PARIS, metadata={"approval": {"approved": True, "reason": "Looks safe to run"}}
-    )
+    part = call("approval-responded", PARIS, metadata={"approval": {"approved": True, "reason": "Looks safe to run"}})
     assert counter.count_part(part) == pytest.approx(4 + 6 + 4 + 3.8 - 12)
     assert counter.count_part(call("approval-responded", PARIS)) == pytest.approx(4 + 6 + 3.8 - 12)
 
@@ -265,9 +261,7 @@ def _conversation(n: int) -> list[Message]:
     messages = []
     for i in range(n):
         if i % 4 == 0:
-            messages.append(
-                Message.of("user", f"Question {i}: what about the {i % 37}th item? " * (1 + i % 5), T0)
-            )
+            messages.append(Message.of("user", f"Question {i}: what about the {i % 37}th item? " * (1 + i % 5), T0))
         elif i % 4 == 1:
             messages.append(message("assistant", Part(type="reasoning", text="hmm"), call("call", {"q": i})))
         elif i % 4 == 2:

@@ -38,8 +38,10 @@ def test_parse_activate_after_idle(value, expected):
     assert parse_activate_after_idle(value) == expected
 
 
-@pytest.mark.parametrize("value", ["", "5", "300", "5 parsecs", "m5", "-5m", "5m-", "soon", True, -1,
-                                   float("nan"), float("inf"), [5], {"m": 5}])
+@pytest.mark.parametrize(
+    "value",
+    ["", "5", "300", "5 parsecs", "m5", "-5m", "5m-", "soon", True, -1, float("nan"), float("inf"), [5], {"m": 5}],
+)
 def test_invalid_durations_name_the_option(value):
     with pytest.raises(ConfigError) as err:
         parse_activate_after_idle(value, "observation.activateAfterIdle")

@@ -72,10 +72,7 @@ def entry(key: str, text: str = "Lisbon", **changes) -> CachedResponse:
 
 
 def test_canonical_json_sorts_keys_and_folds_integral_floats():
-    assert (
-        canonical_json({"b": 1.0, "a": [0.0, 0.5, (1, "é")], "c": None})
-        == '{"a":[0,0.5,[1,"é"]],"b":1,"c":null}'
-    )
+    assert canonical_json({"b": 1.0, "a": [0.0, 0.5, (1, "é")], "c": None}) == '{"a":[0,0.5,[1,"é"]],"b":1,"c":null}'
 
 
 def test_key_is_versioned_sha256_of_the_canonical_material():
@@ -92,9 +89,7 @@ def test_key_is_stable_across_equivalent_spellings():
     b = cache_key(base_attempt(), base_request(temperature=0))
     assert a == b
     reordered = [{"content": m["content"], "role": m["role"]} for m in MESSAGES]
-    assert cache_key(base_attempt(), base_request(messages=reordered)) == cache_key(
-        base_attempt(), base_request()
-    )
+    assert cache_key(base_attempt(), base_request(messages=reordered)) == cache_key(base_attempt(), base_request())
 
 
 @pytest.mark.parametrize(
@@ -183,9 +178,7 @@ def test_unhashable_value_is_a_clear_error():
 
 def test_store_get_roundtrip_first_write_wins_and_stats(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
-    stored = entry(
-        "v1:a", provider_metadata={"response_id": "r1"}, tier=10_000, finish_reason="stop", role="actor"
-    )
+    stored = entry("v1:a", provider_metadata={"response_id": "r1"}, tier=10_000, finish_reason="stop", role="actor")
     assert cache.store(stored) is True
     assert cache.store(entry("v1:a", text="Porto")) is False  # the first answer is kept
     got = cache.get("v1:a")
@@ -294,12 +287,8 @@ class CountingRemote:
 
 def fallback_spec():
     return [
-        ModelWithRetries(
-            "openai/gpt-4o", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}
-        ),
-        ModelWithRetries(
-            "openai/gpt-4o-mini", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}
-        ),
+        ModelWithRetries("openai/gpt-4o", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}),
+        ModelWithRetries("openai/gpt-4o-mini", model_settings={"api_key": API_KEY}, headers={"X-Auth": HEADER_SECRET}),
     ]
 
 
@@ -348,9 +337,7 @@ async def test_a_rerun_makes_zero_backend_calls_and_reproduces_the_answers(tmp_p
 
 async def test_secrets_never_reach_the_cache_file(tmp_path):
     path = tmp_path / "c.sqlite"
-    client = ModelClient(
-        remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), prices=PRICES, cache=ResponseCache(path)
-    )
+    client = ModelClient(remote=CountingRemote({"openai/gpt-4o-mini": "ok"}), prices=PRICES, cache=ResponseCache(path))
     await client.complete(ModelRequest(model=fallback_spec(), messages=MESSAGES))
     client.cache.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
@@ -360,9 +347,7 @@ async def test_secrets_never_reach_the_cache_file(tmp_path):
 
 async def test_strict_miss_raises_unwrapped_and_is_recorded(tmp_path):
     remote = CountingRemote({"openai/gpt-4o-mini": "mini"})
-    client = ModelClient(
-        remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict")
-    )
+    client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
     with pytest.raises(
         CacheMissError, match="strict mode and has no entry for openai/gpt-4o .*fallbacks tried"
     ) as caught:
@@ -430,8 +415,6 @@ async def test_an_unhashable_request_skips_the_cache_outside_strict_mode(tmp_pat
     client = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite"))
     response = await client.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))
     assert response.text == "mini / hi" and client.cache.size() == 0
-    strict = ModelClient(
-        remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict")
-    )
+    strict = ModelClient(remote=remote, prices=PRICES, cache=ResponseCache(tmp_path / "c.sqlite", mode="strict"))
     with pytest.raises(ModelCallError, match="CacheKeyError"):
         await strict.complete(ModelRequest(model="openai/gpt-4o-mini", messages=odd))

@@ -31,9 +31,7 @@ def fake_entry(server: FakeOpenAIServer, **kwargs) -> ModelWithRetries:
 
 
 def fast_client(clock: FakeClock, **policy) -> ModelClient:
-    return ModelClient(
-        retry=RetryPolicy(jitter=0.0, **policy), sleep=clock.sleep, now=clock.now, rng=random.Random(3)
-    )
+    return ModelClient(retry=RetryPolicy(jitter=0.0, **policy), sleep=clock.sleep, now=clock.now, rng=random.Random(3))
 
 
 # --- litellm mock_response ----------------------------------------------------------------------
@@ -193,9 +191,9 @@ def test_google_thinking_config_maps_to_litellm_thinking():
         },
     )
     assert kwargs == {"thinking": {"type": "enabled", "budget_tokens": 0}, "safety_settings": [], "seed": 7}
-    assert provider_option_kwargs(
-        "google/gemini-3-pro", {"google": {"thinkingConfig": {"thinkingLevel": "low"}}}
-    ) == {"reasoning_effort": "low"}
+    assert provider_option_kwargs("google/gemini-3-pro", {"google": {"thinkingConfig": {"thinkingLevel": "low"}}}) == {
+        "reasoning_effort": "low"
+    }
 
 
 def test_openai_and_anthropic_namespaces():

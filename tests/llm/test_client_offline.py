@@ -50,9 +50,7 @@ async def test_offline_call_is_answered_priced_and_recorded(echo_models):
     seen_calls = []
     client = ModelClient(on_call=seen_calls.append)
     response = await client.complete(
-        request(
-            "omlab/echo", role="observer", temperature=0.3, max_output_tokens=99, metadata={"cycle_id": "c1"}
-        )
+        request("omlab/echo", role="observer", temperature=0.3, max_output_tokens=99, metadata={"cycle_id": "c1"})
     )
     assert response.text == "echo: hello there"
     assert response.usage == Usage(input_tokens=4, output_tokens=3)

@@ -34,9 +34,7 @@ def test_explicit_price_overrides_and_mapping_form():
     overrides = {"acme/model": {"input_per_mtok": 2.0, "output_per_mtok": 0.0}}
     assert price_call("acme/model", 500_000, 9, overrides=overrides) == 1.0
     # an override wins over the bundled map
-    assert (
-        price_call("openai/gpt-4o-mini", 1_000_000, 0, overrides={"openai/gpt-4o-mini": Price(9, 9)}) == 9.0
-    )
+    assert price_call("openai/gpt-4o-mini", 1_000_000, 0, overrides={"openai/gpt-4o-mini": Price(9, 9)}) == 9.0
 
 
 def test_priced_as_chains_and_cycles():

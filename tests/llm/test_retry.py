@@ -145,10 +145,7 @@ def test_retry_after_seconds_ms_and_date():
     assert retry_after_s(_http_error({"Retry-After": "1.5", "retry-after-ms": "250"})) == 0.25
     when = datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC)
     now = datetime(2030, 1, 1, 12, 0, 0, tzinfo=UTC).timestamp()
-    assert (
-        retry_after_s(_http_error({"retry-after": format_datetime(when, usegmt=True)}), now=lambda: now)
-        == 30.0
-    )
+    assert retry_after_s(_http_error({"retry-after": format_datetime(when, usegmt=True)}), now=lambda: now) == 30.0
 
 
 def test_retry_after_absent_or_invalid_is_none():

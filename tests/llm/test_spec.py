@@ -201,21 +201,17 @@ def my_selector(context):
 def test_describe_model_is_stable_and_secret_free():
     assert describe_model("openai/gpt-4o-mini") == "openai/gpt-4o-mini"
     assert (
-        describe_model(ModelByInputTokens({40_000: "b/y", 10_000: "a/x"}))
-        == "ModelByInputTokens(10000=a/x,40000=b/y)"
+        describe_model(ModelByInputTokens({40_000: "b/y", 10_000: "a/x"})) == "ModelByInputTokens(10000=a/x,40000=b/y)"
     )
     fallbacks = [
-        ModelWithRetries(
-            "a/x", headers={"Authorization": "Bearer sk-123"}, model_settings={"api_key": "sk-456"}
-        ),
+        ModelWithRetries("a/x", headers={"Authorization": "Bearer sk-123"}, model_settings={"api_key": "sk-456"}),
         "b/y",
         {"model": "c/z", "enabled": False},
     ]
     assert describe_model(fallbacks) == "fallbacks[a/x|b/y|c/z(disabled)]"
     assert describe_model(my_selector) == "callable:my_selector"
     assert (
-        describe_model(lambda ctx: "a/b")
-        == "callable:test_describe_model_is_stable_and_secret_free.<locals>.<lambda>"
+        describe_model(lambda ctx: "a/b") == "callable:test_describe_model_is_stable_and_secret_free.<locals>.<lambda>"
     )
 
 
@@ -256,9 +252,7 @@ async def test_all_disabled_or_empty_fallbacks_are_errors():
 
 
 async def test_router_tier_that_is_a_fallback_list_resolves_recursively():
-    router = ModelByInputTokens(
-        {1_000: "small/a", 50_000: [ModelWithRetries("big/b", max_retries=3), "big/c"]}
-    )
+    router = ModelByInputTokens({1_000: "small/a", 50_000: [ModelWithRetries("big/b", max_retries=3), "big/c"]})
     resolved = await resolve_model(router, input_tokens=20_000, context={})
     assert [a.model for a in resolved.attempts] == ["big/b", "big/c"]
     assert resolved.attempts[0].max_retries == 3

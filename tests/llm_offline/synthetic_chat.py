@@ -103,9 +103,7 @@ def synthetic_history(seed: int, days: int, exchanges_per_day: int) -> str:
                 user = " ".join(parts)
             lines.append(f"User ({clock}): {user}")
             if rng.random() < 0.15:
-                lines.append(
-                    f'Tool Call web_search ({clock}): {{"query": "{fill("restaurants in {city}")}"}}'
-                )
+                lines.append(f'Tool Call web_search ({clock}): {{"query": "{fill("restaurants in {city}")}"}}')
                 lines.append(
                     f'Tool Result web_search ({clock}): [{{"title": "Top 10 places", "rating": 4.{rng.randint(1, 9)}}}]'
                 )

@@ -78,17 +78,13 @@ def test_abstention_prompts(response, expected):
 
 
 def test_rubric_prompts_need_half_the_rubric_terms():
-    rubric = (
-        "Suggest Sony lenses for the user's photography."  # content terms: suggest, sony, lens, photography
-    )
+    rubric = "Suggest Sony lenses for the user's photography."  # content terms: suggest, sony, lens, photography
     assert verdict(rubric, "Try Sony lenses for photography.", type="single-session-preference") == "yes"
     assert verdict(rubric, "Try hiking boots.", type="single-session-preference") == "no"
 
 
 def test_the_prompt_fields_are_read_back_exactly():
-    question = Question(
-        id="q", type="temporal-reasoning", question="How many days\nbetween A and B?", answer="18 days"
-    )
+    question = Question(id="q", type="temporal-reasoning", question="How many days\nbetween A and B?", answer="18 days")
     response = "First paragraph.\n\nSecond paragraph with 18 days."
     parsed = parse_judge_prompt(judge_messages(question, response)[0]["content"])
     assert (parsed.question, parsed.gold, parsed.response) == (
@@ -97,9 +93,7 @@ def test_the_prompt_fields_are_read_back_exactly():
         response,
     )
     assert parsed.kind == "answer" and parsed.off_by_one is True
-    abstention = Question(
-        id="q_abs", type="multi-session", question="?", answer="never said", is_abstention=True
-    )
+    abstention = Question(id="q_abs", type="multi-session", question="?", answer="never said", is_abstention=True)
     assert parse_judge_prompt(judge_messages(abstention, "x")[0]["content"]).kind == "abstention"
 
 
@@ -114,9 +108,7 @@ def test_other_wordings_with_the_official_labels():
 
 
 def test_unrecognised_prompts_are_a_clear_error():
-    with pytest.raises(
-        ValueError, match="judge prompt not recognised: expected lines starting with 'Question:'"
-    ):
+    with pytest.raises(ValueError, match="judge prompt not recognised: expected lines starting with 'Question:'"):
         OfflineJudge().generate([{"role": "user", "content": "Is Lisbon right? yes or no"}])
     with pytest.raises(ValueError, match="no user message"):
         OfflineJudge().generate([{"role": "system", "content": "Question: x"}])
@@ -143,9 +135,7 @@ def test_helpers():
 def test_reader_and_judge_together_on_an_abstention_question():
     context = [{"role": "user", "content": "I adopted a cat named Luna."}]
     answer = (
-        OfflineReader()
-        .generate([*context, {"role": "user", "content": "Question: What is my hamster called?"}])
-        .text
+        OfflineReader().generate([*context, {"role": "user", "content": "Question: What is my hamster called?"}]).text
     )
     assert answer == ABSTENTION_ANSWER
     assert verdict("The user never mentioned a hamster.", answer, abstention=True) == "yes"

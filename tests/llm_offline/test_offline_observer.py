@@ -56,11 +56,7 @@ Extract new observations from the message history above."""
 
 
 def run(text: str) -> str:
-    return (
-        OfflineObserver()
-        .generate([{"role": "system", "content": "sys"}, {"role": "user", "content": text}])
-        .text
-    )
+    return OfflineObserver().generate([{"role": "system", "content": "sys"}, {"role": "user", "content": text}]).text
 
 
 def history_only(history: str) -> str:
@@ -87,10 +83,7 @@ def test_parse_full_contract() -> None:
     assert entries[1].minutes == 14 * 60 + 30  # an omitted time repeats the previous one
     assert entries[1].text.splitlines()[1].startswith("1. **Clínica Alfama**")
     assert entries[2].tool == "web_search"
-    assert (
-        entries[4].text
-        == "Can you book Sorriso Lisboa for next Friday at 10am?\nNote: my insurance is Médis."
-    )
+    assert entries[4].text == "Can you book Sorriso Lisboa for next Friday at 10am?\nNote: my insurance is Médis."
     assert entries[6].day == date(2025, 12, 5) and entries[6].minutes == 5
     assert entries[8].minutes == 12 * 60 + 30
 
@@ -130,9 +123,7 @@ def test_entry_before_any_date_header_is_an_error() -> None:
 
 
 def test_unknown_label_needs_a_time_to_be_a_speaker() -> None:
-    request = parse_observer_request(
-        history_only("Dec 4 2025:\nUser (9:00 AM): a\nSignal (9:01 AM): b\nNote: c")
-    )
+    request = parse_observer_request(history_only("Dec 4 2025:\nUser (9:00 AM): a\nSignal (9:01 AM): b\nNote: c"))
     entries = request.threads[0].entries
     assert [(e.role, e.text) for e in entries] == [("User", "a"), ("Signal", "b\nNote: c")]
     request = parse_observer_request(history_only("Dec 4 2025:\nUser (9:00 AM): a\nReminder (9:02 AM): b"))
@@ -175,10 +166,7 @@ def test_full_output() -> None:
         "* 🔴 (14:30) User stated they just moved to Lisbon last week and they're looking for a dentist."
         " (meaning Nov 24-30, 2025)"
     )  # "I have two kids." is already in Previous Observations and "Hi!" is small talk.
-    assert (
-        lines[3]
-        == "* 🟡 (14:30) Assistant suggested three dentists near Alfama: Clínica Alfama; Sorriso Lisboa"
-    )
+    assert lines[3] == "* 🟡 (14:30) Assistant suggested three dentists near Alfama: Clínica Alfama; Sorriso Lisboa"
     assert lines[4] == '* 🟡 (14:31) Assistant called web_search {"query": "dentist lisbon"}'
     assert lines[5] == '  * -> [{"title": "Best dentists"}]'
     assert (
@@ -210,7 +198,9 @@ def test_full_output() -> None:
 
 
 def test_times_are_24_hour() -> None:
-    history = "Dec 4 2025:\nUser (12:05 AM): I have 1 dog.\nUser (12:30 PM): I have 2 cats.\nUser (11:59 PM): I have 3 fish."
+    history = (
+        "Dec 4 2025:\nUser (12:05 AM): I have 1 dog.\nUser (12:30 PM): I have 2 cats.\nUser (11:59 PM): I have 3 fish."
+    )
     times = [re.search(r"\((\d\d:\d\d)\)", line)[1] for line in observation_lines(run(history_only(history)))]
     assert times == ["00:05", "12:30", "23:59"]
 
@@ -263,9 +253,7 @@ def test_user_line_classes(message: str, line: str) -> None:
     assert observation_lines(run(history_only(f"Dec 4 2025:\nUser (9:00 AM): {message}"))) == [line]
 
 
-@pytest.mark.parametrize(
-    "message", ["that worked", "thanks, solved", "done", "perfect, it works", "It works now!"]
-)
+@pytest.mark.parametrize("message", ["that worked", "thanks, solved", "done", "perfect, it works", "It works now!"])
 def test_completion_is_marked_done(message: str) -> None:
     history = f"Dec 4 2025:\nUser (9:00 AM): Can you fix my script?\nAssistant: Try this.\nUser (9:10 AM): {message}"
     out = run(history_only(history))
@@ -285,9 +273,7 @@ def test_no_completion_without_confirmation(message: str) -> None:
 
 def test_system_reminder_is_not_user_speech() -> None:
     out = run(history_only("Dec 4 2025:\nSystem-reminder (9:00 AM): I prefer short answers."))
-    assert observation_lines(out) == [
-        "* 🟢 (09:00) System reminder (not from the user): I prefer short answers."
-    ]
+    assert observation_lines(out) == ["* 🟢 (09:00) System reminder (not from the user): I prefer short answers."]
 
 
 def test_several_tool_calls_are_grouped() -> None:
@@ -305,9 +291,7 @@ def test_several_tool_calls_are_grouped() -> None:
 
 
 def test_relative_dates_and_vague_words() -> None:
-    history = (
-        "Dec 4 2025:\nUser (9:00 AM): I visited my mom yesterday.\nUser (9:05 AM): I went hiking recently."
-    )
+    history = "Dec 4 2025:\nUser (9:00 AM): I visited my mom yesterday.\nUser (9:05 AM): I went hiking recently."
     lines = observation_lines(run(history_only(history)))
     assert lines == [
         "* 🔴 (09:00) User stated they visited their mom yesterday. (meaning Dec 3, 2025)",
@@ -342,9 +326,7 @@ def test_multi_thread_output() -> None:
     ]  # fmt: skip
     t2 = out[out.index('<thread id="t2">') :]
     assert t2.splitlines()[1:3] == ["Date: Dec 5, 2025", "* 🔴 (10:00) User asked: what is 2+2?"]
-    assert (
-        "<current-task>\nPrimary: the user's latest request — User asked: what is 2+2?\n</current-task>" in t2
-    )
+    assert "<current-task>\nPrimary: the user's latest request — User asked: what is 2+2?\n</current-task>" in t2
     assert out.endswith("</suggested-response>\n</thread>\n</observations>")
     assert out.count("<current-task>") == 2
 
@@ -366,9 +348,7 @@ line_text = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]), m
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    messages=st.lists(st.tuples(st.sampled_from(["User", "Assistant", "Reasoning"]), line_text), max_size=6)
-)
+@given(messages=st.lists(st.tuples(st.sampled_from(["User", "Assistant", "Reasoning"]), line_text), max_size=6))
 def test_any_history_gives_wellformed_deterministic_output(messages: list[tuple[str, str]]) -> None:
     history = "Dec 4 2025:\n" + "\n".join(f"{role} (9:00 AM): {text.strip()}" for role, text in messages)
     first, second = run(history_only(history)), run(history_only(history))

@@ -166,9 +166,7 @@ def test_full_history_in_the_question_message_longmemeval_style():
 
 
 def test_plain_question_without_a_date_and_content_parts():
-    context = [
-        {"role": "user", "content": [{"type": "text", "text": "I work as a nurse at a big hospital."}]}
-    ]
+    context = [{"role": "user", "content": [{"type": "text", "text": "I work as a nurse at a big hospital."}]}]
     answer = ask("What do I work as at the hospital?", context, current_date=None)
     assert answer == "I work as a nurse at a big hospital."
 
@@ -178,8 +176,7 @@ def test_plain_question_without_a_date_and_content_parts():
 
 def test_request_parsing_keeps_only_the_observation_lines():
     request = parse_reader_request(
-        actor_context()
-        + [{"role": "user", "content": "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where?"}]
+        actor_context() + [{"role": "user", "content": "Current Date: 2023/05/30 (Tue) 23:40\nQuestion: Where?"}]
     )
     assert request.question == "Where?" and request.current_date == date(2023, 5, 30)
     texts = [s.text for s in request.snippets]
@@ -269,9 +266,7 @@ def test_registered_and_reachable_through_the_client():
 
 async def test_through_model_client():
     messages = actor_context() + [{"role": "user", "content": "Question: What is the name of my cat?"}]
-    response = await ModelClient().complete(
-        ModelRequest(model="omlab/reader", messages=messages, role="actor")
-    )
+    response = await ModelClient().complete(ModelRequest(model="omlab/reader", messages=messages, role="actor"))
     assert response.text == "Luna" and response.cost_usd == 0.0
     assert response.usage.input_tokens > 100 and response.usage.output_tokens >= 1
     assert re.fullmatch(r"omlab/reader", response.model)

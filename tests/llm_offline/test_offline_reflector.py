@@ -29,11 +29,7 @@ def request(observations: str, target: int | None = None, guidance: str = "") ->
 
 
 def run(observations: str, target: int | None = None, **kwargs: int) -> str:
-    return (
-        OfflineReflector()
-        .generate([{"role": "user", "content": request(observations, target)}], **kwargs)
-        .text
-    )
+    return OfflineReflector().generate([{"role": "user", "content": request(observations, target)}], **kwargs).text
 
 
 def bullets(output: str) -> list[str]:
@@ -65,9 +61,7 @@ Date: Dec 3, 2025
 
 
 def test_parse_request() -> None:
-    parsed = parse_reflector_request(
-        request(SMALL_LOG, 1200) + "\n## SPECIFIC GUIDANCE\n\nKeep under 5 tokens?"
-    )
+    parsed = parse_reflector_request(request(SMALL_LOG, 1200) + "\n## SPECIFIC GUIDANCE\n\nKeep under 5 tokens?")
     assert parsed.observations == SMALL_LOG
     assert parsed.target_tokens == 1200
 
@@ -88,9 +82,7 @@ def test_parse_the_engines_own_prompt() -> None:
 
 
 def test_parse_target_with_thousands_separator() -> None:
-    text = request(SMALL_LOG).replace(
-        "condensed version.", "condensed version.\n\nKeep it under 12,000 tokens."
-    )
+    text = request(SMALL_LOG).replace("condensed version.", "condensed version.\n\nKeep it under 12,000 tokens.")
     assert parse_reflector_request(text).target_tokens == 12000
 
 
@@ -261,9 +253,7 @@ def test_degenerate_inputs(observations: str) -> None:
 
 def test_continuation_hints_in_the_input_are_dropped() -> None:
     log = "Date: Dec 1, 2025\n* 🔴 (09:00) User stated A.\n<current-task>\nPrimary: x\n</current-task>"
-    assert (
-        run(log, 1_000) == "<observations>\nDate: Dec 1, 2025\n* 🔴 (09:00) User stated A.\n</observations>"
-    )
+    assert run(log, 1_000) == "<observations>\nDate: Dec 1, 2025\n* 🔴 (09:00) User stated A.\n</observations>"
 
 
 def test_deterministic() -> None:
@@ -275,9 +265,7 @@ entries = st.tuples(
     st.integers(min_value=1, max_value=5),
     st.sampled_from(["🔴", "🟡", "🟢", "✅"]),
     st.lists(
-        st.sampled_from(
-            ["cats", "dogs", "Lisbon", "42", "booked", "tests", "passed", "failed", "the", "a,", "and."]
-        ),
+        st.sampled_from(["cats", "dogs", "Lisbon", "42", "booked", "tests", "passed", "failed", "the", "a,", "and."]),
         min_size=1,
         max_size=14,
     ),

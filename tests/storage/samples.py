@@ -23,9 +23,7 @@ def snapshot(obj: Any) -> dict[str, Any]:
     return dataclasses.asdict(obj)
 
 
-def text_message(
-    id: str, seconds: float, text: str = "hi", *, thread_id: str = "t1", role: str = "user"
-) -> Message:
+def text_message(id: str, seconds: float, text: str = "hi", *, thread_id: str = "t1", role: str = "user") -> Message:
     return Message(
         id=id,
         role=role,

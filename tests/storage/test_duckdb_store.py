@@ -167,8 +167,7 @@ def test_text_that_is_not_valid_unicode_is_named(tmp_path, batch_size):
 
 def test_saving_ten_thousand_messages_is_fast(tmp_path):
     messages = [
-        text_message(f"m{i:05d}", i * 0.5, f"message number {i} with some ordinary text in it")
-        for i in range(10_000)
+        text_message(f"m{i:05d}", i * 0.5, f"message number {i} with some ordinary text in it") for i in range(10_000)
     ]
     with DuckDBStorage(tmp_path / "speed.duckdb") as store:
         timings = []

@@ -48,9 +48,7 @@ def test_close_and_context_manager_are_harmless():
     assert "messages=1" in repr(store)
 
 
-operations = st.lists(
-    st.tuples(st.integers(0, 15), st.integers(0, 8), st.sampled_from(["t1", "t2"])), max_size=60
-)
+operations = st.lists(st.tuples(st.integers(0, 15), st.integers(0, 8), st.sampled_from(["t1", "t2"])), max_size=60)
 
 
 @settings(max_examples=80, deadline=None)
@@ -63,12 +61,8 @@ def test_sorted_index_matches_a_full_sort(ops, cursor_seconds, limit):
         store.save_messages([message])
         model[message.id] = message
     for thread_id in ("t1", "t2"):
-        expected = sorted(
-            (m for m in model.values() if m.thread_id == thread_id), key=lambda m: (m.created_at, m.id)
-        )
+        expected = sorted((m for m in model.values() if m.thread_id == thread_id), key=lambda m: (m.created_at, m.id))
         assert store.get_messages(thread_id) == expected
         cursor = at(cursor_seconds)
         tail = [m for m in expected if m.created_at > cursor]
-        assert store.get_messages(thread_id, after=cursor, limit=limit) == (
-            tail if limit is None else tail[:limit]
-        )
+        assert store.get_messages(thread_id, after=cursor, limit=limit) == (tail if limit is None else tail[:limit])

@@ -269,9 +269,7 @@ def test_record_with_chunks_round_trip_is_exact():
 
 
 def test_thread_om_metadata_round_trip():
-    thread = make_thread(
-        "t1", om={"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"}
-    )
+    thread = make_thread("t1", om={"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"})
     back = thread_from_dict(through_json(thread_to_dict(thread)))
     assert back.om == {"currentTask": "book a flight ✈", "lastObservedAt": "2024-05-01T09:00:00Z"}
 

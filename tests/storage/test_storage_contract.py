@@ -65,9 +65,7 @@ def test_list_threads_by_resource_ordered_by_creation(store):
 
 
 def test_messages_come_back_ordered_by_created_at_then_id(store):
-    store.save_messages(
-        [text_message("m3", 3), text_message("m1", 1), text_message("m2b", 2), text_message("m2a", 2)]
-    )
+    store.save_messages([text_message("m3", 3), text_message("m1", 1), text_message("m2b", 2), text_message("m2a", 2)])
     store.save_messages([text_message("m0", 0), text_message("x1", 1, thread_id="t2")])
     assert ids(store.get_messages("t1")) == ["m0", "m1", "m2a", "m2b", "m3"]
     assert ids(store.get_messages("t2")) == ["x1"]
@@ -172,9 +170,7 @@ def test_random_upserts_match_a_simple_model(store):
         for message in batch:
             model[message.id] = message
     for thread_id in ("t1", "t2"):
-        expected = sorted(
-            (m for m in model.values() if m.thread_id == thread_id), key=lambda m: (m.created_at, m.id)
-        )
+        expected = sorted((m for m in model.values() if m.thread_id == thread_id), key=lambda m: (m.created_at, m.id))
         got = store.get_messages(thread_id)
         assert ids(got) == ids(expected)
         assert [m.text for m in got] == [m.text for m in expected]
@@ -353,9 +349,7 @@ def test_concurrent_writers(store):
 
 def test_message_from_parts_constructor_keeps_timezone_normalised(store):
     local = datetime(2024, 5, 1, 11, 30, tzinfo=timezone(timedelta(hours=2)))
-    message = Message(
-        id="m", role="user", parts=[Part(type="text", text="x")], created_at=local, thread_id="t1"
-    )
+    message = Message(id="m", role="user", parts=[Part(type="text", text="x")], created_at=local, thread_id="t1")
     store.save_messages([message])
     got = store.get_message("m")
     assert got.created_at == at(0) and got.created_at.utcoffset() == timedelta(0)

@@ -112,9 +112,7 @@ def test_empty_frame_gives_a_no_data_note():
 
 
 def test_default_scorer_is_the_first_score_column_with_values():
-    both = answers_frame(
-        [{"question_type": "a", "judge": 1.0, "f1": 0.2}, {"question_type": "a", "judge": 0.0}]
-    )
+    both = answers_frame([{"question_type": "a", "judge": 1.0, "f1": 0.2}, {"question_type": "a", "judge": 0.0}])
     assert accuracy_table(both, n_boot=50).overall == 0.5
     ax = plot_accuracy_by_type(both, n_boot=50)
     assert title(ax) == "Accuracy by question type (LLM judge)"

@@ -106,8 +106,7 @@ def test_conversation_filter():
 def test_no_cycles_or_no_rows_give_a_no_data_note():
     only_buffering = _events().iloc[[2]]
     assert (
-        no_data_note(plot_compression(only_buffering))
-        == "no data: no completed observation cycles with token counts"
+        no_data_note(plot_compression(only_buffering)) == "no data: no completed observation cycles with token counts"
     )
     assert no_data_note(plot_compression(_events().iloc[0:0])) is not None
     assert compression_cycles(_events().iloc[0:0]).empty

@@ -121,9 +121,7 @@ def test_a_moving_threshold_is_drawn_as_a_step_line():
     steps["threshold"] = [30_000, 30_000, 28_000, 28_000, 25_000, 25_000, 25_000, 25_000]
     ax = plot_context_timeline(steps)
     assert "observation threshold (messageTokens) = 30k" not in horizontal_lines(ax)
-    assert list(_line(ax, "observation threshold (messageTokens) (varies)").get_ydata()) == list(
-        steps["threshold"]
-    )
+    assert list(_line(ax, "observation threshold (messageTokens) (varies)").get_ydata()) == list(steps["threshold"])
 
 
 def test_no_block_after_means_no_block_after_line():
@@ -190,9 +188,7 @@ def test_steps_are_drawn_in_step_order_whatever_the_row_order():
 
 def test_without_step_times_events_cannot_be_placed_and_flags_are_used():
     steps = select_conversation(sawtooth_steps().assign(ts=pd.NaT))
-    events = events_frame(
-        [{"ts": minutes(1), "type": "data-om-observation-end", "operation_type": "observation"}]
-    )
+    events = events_frame([{"ts": minutes(1), "type": "data-om-observation-end", "operation_type": "observation"}])
     markers = timeline_markers(steps, events)
     assert sorted(markers.loc[markers["kind"] == "observation", "step"]) == [3]  # from the observed flag
     with pytest.raises(ValueError, match="no ts"):

@@ -140,22 +140,14 @@ def test_reflection_plot_only_with_reflection_cycles_and_timelines_capped(tmp_pa
 def test_accuracy_prefers_metrics_and_falls_back_to_other_scorers(tmp_path):
     metrics = metrics_frame([{"group_key": "multi-session", "value": 0.5, "lo": 0.4, "hi": 0.6, "n": 10}])
     assert [
-        p.name
-        for p in write_run_plots(
-            tmp_path, steps=None, events=None, calls=None, metrics=metrics, run_label="m"
-        )
+        p.name for p in write_run_plots(tmp_path, steps=None, events=None, calls=None, metrics=metrics, run_label="m")
     ] == ["m-accuracy-by-type.png"]
     f1_only = answers_frame([{"question_type": "temporal", "f1": 0.5}])
     assert [
-        p.name
-        for p in write_run_plots(
-            tmp_path, steps=None, events=None, calls=None, answers=f1_only, run_label="a"
-        )
+        p.name for p in write_run_plots(tmp_path, steps=None, events=None, calls=None, answers=f1_only, run_label="a")
     ] == ["a-accuracy-by-type.png"]
     unscored = answers_frame([{"question_type": "temporal"}])
-    assert (
-        write_run_plots(tmp_path, steps=None, events=None, calls=None, answers=unscored, run_label="u") == []
-    )
+    assert write_run_plots(tmp_path, steps=None, events=None, calls=None, answers=unscored, run_label="u") == []
 
 
 def test_file_stem():

@@ -24,6 +24,7 @@ def small_sample() -> Sample:
 
 def write_simulation(results_dir: Path, run_id: str, result: SimulationResult, config_name: str) -> None:
     """Record ``result`` as a finished run ``run_id`` (steps, events, calls and its metrics)."""
+
     def rows(frame: Any) -> list[dict[str, Any]]:
         records = frame.drop(columns=["run_id"]).to_dict("records")
         return [{k: (None if _missing(v) else v) for k, v in record.items()} for record in records]
@@ -33,8 +34,9 @@ def write_simulation(results_dir: Path, run_id: str, result: SimulationResult, c
         writer.add_steps(rows(result.steps))
         writer.add_events(rows(result.events))
         writer.add_model_calls(rows(result.calls))
-        frames = RunFrames(steps=result.steps, events=result.events, calls=result.calls,
-                           answers=pd.DataFrame(), scores=pd.DataFrame())
+        frames = RunFrames(
+            steps=result.steps, events=result.events, calls=result.calls, answers=pd.DataFrame(), scores=pd.DataFrame()
+        )
         metrics = compute_metrics(frames, dataset_kind="synthetic")
         writer.add_metrics(metrics_records(metrics))
 

@@ -102,8 +102,9 @@ def test_labels_fall_back_to_suite_names():
 
     from omlab.viz.widgets.compare_state import side_labels
 
-    runs = pd.DataFrame({"run_id": ["a", "b"], "suite": ["tiers-single", "tiers-routed"],
-                         "config_name": ["default", "default"]})
+    runs = pd.DataFrame(
+        {"run_id": ["a", "b"], "suite": ["tiers-single", "tiers-routed"], "config_name": ["default", "default"]}
+    )
     assert side_labels(runs, "a", "b") == ("tiers-single", "tiers-routed")
     runs["config_name"] = ["x", "y"]
     assert side_labels(runs, "b", "a") == ("y", "x")

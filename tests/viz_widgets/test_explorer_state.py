@@ -38,8 +38,13 @@ def result():
 def truth():
     """The engine's observation log and unobserved message ids after every step (same run)."""
     sample = small_sample()
-    options = engine_options(buffer_tokens=0.2, buffer_activation=0.8, block_after=1.2,
-                             message_tokens=SMALL["message_tokens"], observation_tokens=SMALL["observation_tokens"])
+    options = engine_options(
+        buffer_tokens=0.2,
+        buffer_activation=0.8,
+        block_after=1.2,
+        message_tokens=SMALL["message_tokens"],
+        observation_tokens=SMALL["observation_tokens"],
+    )
 
     async def run() -> list[tuple[str, list[str]]]:
         clock = VirtualClock(sample.messages[0].created_at)
@@ -50,7 +55,9 @@ def truth():
         for message in sample.messages:
             clock.set(message.created_at)
             await memory.add_messages("t", [Message.of(message.role, message.text, message.created_at, id=message.id)])
-            states.append((await memory.get_observations("t"), [m.id for m in await memory.get_unobserved_messages("t")]))
+            states.append(
+                (await memory.get_observations("t"), [m.id for m in await memory.get_unobserved_messages("t")])
+            )
         await memory.finalize("t")
         states.append((await memory.get_observations("t"), [m.id for m in await memory.get_unobserved_messages("t")]))
         return states
@@ -76,30 +83,44 @@ def event(type_: str, operation: str | None = None, observations: str | None = N
 
 def test_events_are_placed_on_the_step_their_status_part_closes():
     steps = pd.DataFrame({"step": [1, 2, 3, 4], "ts": [T0] * 4})
-    events = pd.DataFrame([event("data-om-buffering-start"), event("data-om-status"),
-                           event("data-om-status"),
-                           event("data-om-activation", "observation"), event("data-om-status"),
-                           event("data-om-observation-end", "observation")])
+    events = pd.DataFrame(
+        [
+            event("data-om-buffering-start"),
+            event("data-om-status"),
+            event("data-om-status"),
+            event("data-om-activation", "observation"),
+            event("data-om-status"),
+            event("data-om-observation-end", "observation"),
+        ]
+    )
     # three status parts close steps 1-3; what follows belongs to the finalize row (step 4)
     assert event_steps(steps, events).tolist() == [1, 1, 2, 3, 3, 4]
 
 
 def test_events_are_placed_by_time_without_status_parts():
     steps = pd.DataFrame({"step": [1, 2, 3], "ts": [T0, T0 + timedelta(seconds=10), T0 + timedelta(seconds=20)]})
-    events = pd.DataFrame([event("x", ts=T0 - timedelta(seconds=5)), event("x", ts=T0 + timedelta(seconds=10)),
-                           event("x", ts=T0 + timedelta(seconds=15)), event("x", ts=T0 + timedelta(seconds=99))])
+    events = pd.DataFrame(
+        [
+            event("x", ts=T0 - timedelta(seconds=5)),
+            event("x", ts=T0 + timedelta(seconds=10)),
+            event("x", ts=T0 + timedelta(seconds=15)),
+            event("x", ts=T0 + timedelta(seconds=99)),
+        ]
+    )
     assert event_steps(steps, events).tolist() == [1, 2, 2, 3]
 
 
 def test_observation_log_appends_observations_and_reflections_replace():
-    events = pd.DataFrame([
-        event("data-om-observation-end", "observation", "A"),
-        event("data-om-buffering-end", "observation", "not active yet"),
-        event("data-om-activation", "observation", "B"),
-        event("data-om-observation-end", "reflection", "R"),
-        event("data-om-activation", "observation", "C"),
-        event("data-om-status"),
-    ])
+    events = pd.DataFrame(
+        [
+            event("data-om-observation-end", "observation", "A"),
+            event("data-om-buffering-end", "observation", "not active yet"),
+            event("data-om-activation", "observation", "B"),
+            event("data-om-observation-end", "reflection", "R"),
+            event("data-om-activation", "observation", "C"),
+            event("data-om-status"),
+        ]
+    )
     assert observation_log(events.iloc[:3]) == "A\n\nB"
     assert observation_log(events) == "R\n\nC"
     assert observation_log(events.iloc[0:0]) == ""

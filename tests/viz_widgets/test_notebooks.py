@@ -58,10 +58,15 @@ def kernel_env(tmp_path, monkeypatch):
     """A python3 kernel spec for this interpreter, and a sandbox for everything a kernel writes."""
     kernels = tmp_path / "jupyter-path" / "kernels" / "python3"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (omlab tests)", "language": "python",
-    }))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (omlab tests)",
+                "language": "python",
+            }
+        )
+    )
     home = tmp_path / "home"
     home.mkdir()
     for key, value in {
@@ -87,13 +92,15 @@ def test_notebook_runs_headless(name, kernel_env):
     from nbclient import NotebookClient
 
     notebook = load(name)
-    client = NotebookClient(notebook, kernel_name="python3", timeout=CELL_TIMEOUT_S,
-                            resources={"metadata": {"path": str(NOTEBOOKS_DIR)}})
+    client = NotebookClient(
+        notebook, kernel_name="python3", timeout=CELL_TIMEOUT_S, resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}
+    )
     started = time.perf_counter()
     client.execute()  # raises CellExecutionError naming the cell on any error
     elapsed = time.perf_counter() - started
-    errors = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
-              if o.output_type == "error"]
+    errors = [
+        o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "error"
+    ]
     assert errors == []
     assert any((kernel_env / "results" / "runs").glob("*.duckdb")), "the notebook wrote no run under OMLAB_RESULTS"
     assert not any(p for p in (kernel_env / "home").rglob("*") if p.is_file() and "ipython" not in str(p))

@@ -31,11 +31,13 @@ from tests.viz_widgets.samples import SMALL, small_sample
 def by_hand(sample: Sample, *, latency_s: float, **settings: object) -> dict[str, object]:
     """The engine driven directly, as benchmarks/bench_buffering_sweep.py does, with the totals a
     summary must match."""
-    options = engine_options(buffer_tokens=settings.get("buffer_tokens", 0.2),
-                             buffer_activation=settings.get("buffer_activation", 0.8),
-                             block_after=settings.get("block_after", 1.2),
-                             message_tokens=settings["message_tokens"],
-                             observation_tokens=settings["observation_tokens"])
+    options = engine_options(
+        buffer_tokens=settings.get("buffer_tokens", 0.2),
+        buffer_activation=settings.get("buffer_activation", 0.8),
+        block_after=settings.get("block_after", 1.2),
+        message_tokens=settings["message_tokens"],
+        observation_tokens=settings["observation_tokens"],
+    )
 
     async def run() -> dict[str, object]:
         clock = VirtualClock(sample.messages[0].created_at)
@@ -56,8 +58,9 @@ def by_hand(sample: Sample, *, latency_s: float, **settings: object) -> dict[str
             totals["activations"] += result.activations
             totals["sync_reflections"] += result.sync_reflections
             status = result.status
-            context.append(status.pending_tokens + status.observation_tokens
-                           + (overhead if status.observation_tokens else 0))
+            context.append(
+                status.pending_tokens + status.observation_tokens + (overhead if status.observation_tokens else 0)
+            )
         totals["context_tokens_peak"] = max(context)
         totals["context_tokens_avg"] = sum(context) / len(context)
         totals["observations"] = await memory.get_observations("t")
@@ -106,8 +109,10 @@ def test_summary_keys_and_sample_size(small):
     assert small.summary["n_message_tokens"] == small_sample().n_tokens
     assert small.summary["n_steps"] == len(small.steps)
     assert small.summary["final_observation_tokens"] == small.steps["observation_tokens"].iloc[-1]
-    observation_cycles = small.events[small.events["type"].isin(["data-om-observation-end", "data-om-activation"])
-                                      & (small.events["operation_type"] == "observation")]
+    observation_cycles = small.events[
+        small.events["type"].isin(["data-om-observation-end", "data-om-activation"])
+        & (small.events["operation_type"] == "observation")
+    ]
     ratio = observation_cycles["tokens_in"].sum() / observation_cycles["tokens_out"].sum()
     assert small.summary["compression_observation"] == pytest.approx(ratio)
 
@@ -145,10 +150,16 @@ def test_engine_refusal_names_the_option():
 
 
 def test_options_are_the_engine_options():
-    assert engine_options(message_tokens=4000, buffer_tokens=0.2, buffer_activation=0.8, block_after=1.5,
-                          observation_tokens=6000) == {
-        "observation": {"model": "omlab/observer", "messageTokens": 4000, "bufferTokens": 0.2,
-                        "bufferActivation": 0.8, "blockAfter": 1.5},
+    assert engine_options(
+        message_tokens=4000, buffer_tokens=0.2, buffer_activation=0.8, block_after=1.5, observation_tokens=6000
+    ) == {
+        "observation": {
+            "model": "omlab/observer",
+            "messageTokens": 4000,
+            "bufferTokens": 0.2,
+            "bufferActivation": 0.8,
+            "blockAfter": 1.5,
+        },
         "reflection": {"model": "omlab/reflector", "observationTokens": 6000},
     }
 

@@ -165,8 +165,10 @@ def test_views_need_ipywidgets_only_when_built(state, monkeypatch):
     import subprocess
     import sys
 
-    code = ("import sys, omlab.viz.widgets as w; from omlab.viz.widgets import what_if, explore, compare; "
-            "print('ipywidgets' in sys.modules)")
+    code = (
+        "import sys, omlab.viz.widgets as w; from omlab.viz.widgets import what_if, explore, compare; "
+        "print('ipywidgets' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # as if it were not installed

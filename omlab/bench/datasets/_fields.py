@@ -11,8 +11,15 @@ from omlab.bench.datasets.errors import DatasetError
 _MISSING = object()
 
 
-_KIND_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
-               float: "number", type(None): "null"}
+_KIND_NAMES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    type(None): "null",
+}
 
 
 def type_name(value: Any) -> str:
@@ -30,8 +37,9 @@ class RecordContext:
     def error(self, field: str | None, problem: str) -> DatasetError:
         return DatasetError(problem, file=self.file, record=self.record, field=field)
 
-    def get(self, obj: Any, key: str, kinds: type | tuple[type, ...], *, path: str | None = None,
-            default: Any = _MISSING) -> Any:
+    def get(
+        self, obj: Any, key: str, kinds: type | tuple[type, ...], *, path: str | None = None, default: Any = _MISSING
+    ) -> Any:
         """``obj[key]`` checked against ``kinds`` (bool never passes as int); ``default`` if absent."""
         field = f"{path}.{key}" if path else key
         if not isinstance(obj, dict):

@@ -28,9 +28,13 @@ class DatasetError(ValueError):
         self.file = file
         self.record = record
         self.field = field
-        location = [part for part in (
-            file,
-            f"record {record}" if record is not None else None,
-            f"field {field!r}" if field is not None else None,
-        ) if part]
+        location = [
+            part
+            for part in (
+                file,
+                f"record {record}" if record is not None else None,
+                f"field {field!r}" if field is not None else None,
+            )
+            if part
+        ]
         super().__init__(f"{': '.join(location)}: {problem}" if location else problem)

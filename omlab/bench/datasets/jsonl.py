@@ -80,12 +80,19 @@ def load_jsonl(
                 raise ctx.error(None, f"invalid JSON (column {exc.colno}): {exc.msg}") from exc
             conversation = _conversation(record, ctx, pace, tz)
             if conversation.id in first_line:
-                raise ctx.error("id", f"duplicate conversation id {conversation.id!r} (first on "
-                                f"line {first_line[conversation.id]})")
+                raise ctx.error(
+                    "id", f"duplicate conversation id {conversation.id!r} (first on line {first_line[conversation.id]})"
+                )
             first_line[conversation.id] = line_number
             conversations.append(conversation)
-    info = DatasetInfo(name="jsonl", subset=None, source=str(file_path.resolve()), revision=None,
-                       sha256=digest, n_conversations=len(conversations))
+    info = DatasetInfo(
+        name="jsonl",
+        subset=None,
+        source=str(file_path.resolve()),
+        revision=None,
+        sha256=digest,
+        n_conversations=len(conversations),
+    )
     return info, conversations
 
 
@@ -97,8 +104,9 @@ def dump_jsonl(conversations: Iterable[Conversation], path: str | Path) -> Path:
     """
     file_path = Path(path)
     with open(file_path, "w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n"
-                          for conversation in conversations)
+        handle.writelines(
+            json.dumps(conversation_record(conversation), ensure_ascii=False) + "\n" for conversation in conversations
+        )
     return file_path
 
 
@@ -109,17 +117,37 @@ def conversation_record(conversation: Conversation) -> dict[str, Any]:
         "dataset": conversation.dataset,
         "metadata": conversation.metadata,
         "sessions": [
-            {"id": session.id, "date": session.date.isoformat(), "turns": [
-                {"id": turn.id, "role": turn.role, "content": turn.content,
-                 "created_at": turn.created_at.isoformat(), "speaker": turn.speaker}
-                for turn in session.turns]}
-            for session in conversation.sessions],
+            {
+                "id": session.id,
+                "date": session.date.isoformat(),
+                "turns": [
+                    {
+                        "id": turn.id,
+                        "role": turn.role,
+                        "content": turn.content,
+                        "created_at": turn.created_at.isoformat(),
+                        "speaker": turn.speaker,
+                    }
+                    for turn in session.turns
+                ],
+            }
+            for session in conversation.sessions
+        ],
         "questions": [
-            {"id": q.id, "type": q.type, "question": q.question, "answer": q.answer,
-             "question_date": q.question_date.isoformat() if q.question_date else None,
-             "evidence_ids": q.evidence_ids, "is_abstention": q.is_abstention,
-             "category": q.category, "adversarial_answer": q.adversarial_answer, "extra": q.extra}
-            for q in conversation.questions],
+            {
+                "id": q.id,
+                "type": q.type,
+                "question": q.question,
+                "answer": q.answer,
+                "question_date": q.question_date.isoformat() if q.question_date else None,
+                "evidence_ids": q.evidence_ids,
+                "is_abstention": q.is_abstention,
+                "category": q.category,
+                "adversarial_answer": q.adversarial_answer,
+                "extra": q.extra,
+            }
+            for q in conversation.questions
+        ],
     }
 
 
@@ -128,8 +156,9 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
         raise ctx.error(None, f"expected a JSON object per line, got {type(record).__name__}")
     conversation_id = ctx.get(record, "id", str)
     ctx = RecordContext(ctx.file, f"{ctx.record} (id {conversation_id!r})")
-    sessions = [_session(raw, position, ctx, pace, tz)
-                for position, raw in enumerate(ctx.get(record, "sessions", list))]
+    sessions = [
+        _session(raw, position, ctx, pace, tz) for position, raw in enumerate(ctx.get(record, "sessions", list))
+    ]
     turn_ids: set[str] = set()
     for session in sessions:
         for turn in session.turns:
@@ -138,14 +167,31 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
             turn_ids.add(turn.id)
     if len({session.id for session in sessions}) != len(sessions):
         raise ctx.error("sessions", "duplicate session ids")
-    questions = [_question(raw, position, conversation_id, turn_ids, ctx, tz)
-                 for position, raw in enumerate(ctx.get(record, "questions", list, default=[]))]
+    questions = [
+        _question(raw, position, conversation_id, turn_ids, ctx, tz)
+        for position, raw in enumerate(ctx.get(record, "questions", list, default=[]))
+    ]
     if len({question.id for question in questions}) != len(questions):
         raise ctx.error("questions", "duplicate question ids")
     cited = {turn_id for question in questions for turn_id in question.evidence_ids}
-    sessions = [Session(id=s.id, date=s.date, turns=[
-        Turn(id=t.id, role=t.role, content=t.content, created_at=t.created_at, speaker=t.speaker,
-             evidence_id=t.id if t.id in cited else None) for t in s.turns]) for s in sessions]
+    sessions = [
+        Session(
+            id=s.id,
+            date=s.date,
+            turns=[
+                Turn(
+                    id=t.id,
+                    role=t.role,
+                    content=t.content,
+                    created_at=t.created_at,
+                    speaker=t.speaker,
+                    evidence_id=t.id if t.id in cited else None,
+                )
+                for t in s.turns
+            ],
+        )
+        for s in sessions
+    ]
     return Conversation(
         id=conversation_id,
         sessions=sessions,
@@ -172,18 +218,21 @@ def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, tz: t
             created_at = _timestamp(created, ctx, f"{turn_path}.created_at", tz)
         else:
             created_at = turns[-1].created_at + pace if turns else date
-        turns.append(Turn(
-            id=ctx.get(raw_turn, "id", str, path=turn_path, default=f"{session_id}:{k + 1}"),
-            role=role,
-            content=ctx.get(raw_turn, "content", str, path=turn_path),
-            created_at=created_at,
-            speaker=ctx.get(raw_turn, "speaker", (str, type(None)), path=turn_path, default=None),
-        ))
+        turns.append(
+            Turn(
+                id=ctx.get(raw_turn, "id", str, path=turn_path, default=f"{session_id}:{k + 1}"),
+                role=role,
+                content=ctx.get(raw_turn, "content", str, path=turn_path),
+                created_at=created_at,
+                speaker=ctx.get(raw_turn, "speaker", (str, type(None)), path=turn_path, default=None),
+            )
+        )
     return Session(id=session_id, date=date, turns=turns)
 
 
-def _question(raw: Any, position: int, conversation_id: str, turn_ids: set[str],
-              ctx: RecordContext, tz: tzinfo) -> Question:
+def _question(
+    raw: Any, position: int, conversation_id: str, turn_ids: set[str], ctx: RecordContext, tz: tzinfo
+) -> Question:
     path = f"questions[{position}]"
     ctx.check(raw, dict, path)
     evidence = ctx.get(raw, "evidence_ids", list, path=path, default=[])
@@ -192,16 +241,13 @@ def _question(raw: Any, position: int, conversation_id: str, turn_ids: set[str],
         if turn_id not in turn_ids:
             raise ctx.error(f"{path}.evidence_ids[{index}]", f"no turn has id {turn_id!r}")
     question_date = ctx.get(raw, "question_date", (str, type(None)), path=path, default=None)
-    adversarial = ctx.get(raw, "adversarial_answer", (str, int, float, type(None)), path=path,
-                          default=None)
+    adversarial = ctx.get(raw, "adversarial_answer", (str, int, float, type(None)), path=path, default=None)
     return Question(
         id=ctx.get(raw, "id", str, path=path, default=f"{conversation_id}:q{position + 1}"),
         type=ctx.get(raw, "type", str, path=path, default=DEFAULT_QUESTION_TYPE),
         question=ctx.get(raw, "question", str, path=path),
-        answer=answer_text(ctx.get(raw, "answer", (str, int, float), path=path), ctx,
-                           f"{path}.answer"),
-        question_date=(None if question_date is None
-                       else _timestamp(question_date, ctx, f"{path}.question_date", tz)),
+        answer=answer_text(ctx.get(raw, "answer", (str, int, float), path=path), ctx, f"{path}.answer"),
+        question_date=(None if question_date is None else _timestamp(question_date, ctx, f"{path}.question_date", tz)),
         evidence_ids=list(evidence),
         is_abstention=ctx.get(raw, "is_abstention", bool, path=path, default=False),
         category=ctx.get(raw, "category", (int, type(None)), path=path, default=None),

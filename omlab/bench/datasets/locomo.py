@@ -56,10 +56,27 @@ _DATE = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*$",
     re.IGNORECASE,
 )
-_MONTHS = {name: number for number, names in enumerate(
-    [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-     ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-     ("october", "oct"), ("november", "nov"), ("december", "dec")], start=1) for name in names}
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -104,8 +121,9 @@ def load_locomo(
     """
     roles = dict(DEFAULT_SPEAKER_ROLES if speaker_roles is None else speaker_roles)
     if set(roles) != {"speaker_a", "speaker_b"} or not set(roles.values()) <= {"user", "assistant"}:
-        raise ValueError("speaker_roles must map exactly 'speaker_a' and 'speaker_b' to 'user' or "
-                         f"'assistant', got {roles!r}")
+        raise ValueError(
+            f"speaker_roles must map exactly 'speaker_a' and 'speaker_b' to 'user' or 'assistant', got {roles!r}"
+        )
     pace = pace_delta(turn_pace)
     file_path, source_text = _resolve(source, cache_dir)
     digest = sha256_file(file_path)
@@ -113,16 +131,16 @@ def load_locomo(
     try:
         records = json.loads(file_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                           file=str(file_path)) from exc
+        raise DatasetError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(file_path)
+        ) from exc
     if not isinstance(records, list):
-        raise DatasetError("expected a JSON list of conversations at the top level",
-                           file=str(file_path))
+        raise DatasetError("expected a JSON list of conversations at the top level", file=str(file_path))
     options = _Options(roles=roles, pace=pace, tz=tz, image_captions=image_captions)
-    conversations = [_conversation(record, index, str(file_path), options)
-                     for index, record in enumerate(records)]
-    info = DatasetInfo(name="locomo", subset=None, source=source_text, revision=None,
-                       sha256=digest, n_conversations=len(conversations))
+    conversations = [_conversation(record, index, str(file_path), options) for index, record in enumerate(records)]
+    info = DatasetInfo(
+        name="locomo", subset=None, source=source_text, revision=None, sha256=digest, n_conversations=len(conversations)
+    )
     return info, conversations
 
 
@@ -139,8 +157,7 @@ def _resolve(source: str | Path, cache_dir: str | Path | None) -> tuple[Path, st
     if not re.match(r"^https?://", text):
         path = Path(source)
         if not path.is_file():
-            raise DatasetError("no such file (see datasets/README.md for where to get LoCoMo)",
-                               file=text)
+            raise DatasetError("no such file (see datasets/README.md for where to get LoCoMo)", file=text)
         return path, str(path.resolve())
     folder = Path(cache_dir) if cache_dir is not None else _default_cache()
     target = folder / (text.rstrip("/").rsplit("/", 1)[-1] or "locomo.json")
@@ -153,8 +170,9 @@ def _resolve(source: str | Path, cache_dir: str | Path | None) -> tuple[Path, st
                     out.write(chunk)
         except OSError as exc:
             partial.unlink(missing_ok=True)
-            raise DatasetError(f"download failed ({exc}); download the file yourself and pass "
-                               "its local path", file=text) from exc
+            raise DatasetError(
+                f"download failed ({exc}); download the file yourself and pass its local path", file=text
+            ) from exc
         partial.replace(target)
     return target, text
 
@@ -172,12 +190,10 @@ def _conversation(record: Any, index: int, file: str, options: _Options) -> Conv
     sample_id = str(sample_id)
     ctx = RecordContext(file, f"index {index} (sample_id {sample_id!r})")
     conversation = ctx.get(record, "conversation", dict)
-    names = {key: ctx.get(conversation, key, str, path="conversation")
-             for key in ("speaker_a", "speaker_b")}
+    names = {key: ctx.get(conversation, key, str, path="conversation") for key in ("speaker_a", "speaker_b")}
     role_by_name = {names[key]: options.roles[key] for key in names}
 
-    session_numbers = sorted(int(m.group(1)) for key in conversation
-                             if (m := _SESSION_KEY.match(key)))
+    session_numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(key)))
     date_numbers = {int(m.group(1)) for key in conversation if (m := _DATE_KEY.match(key))}
     sessions: list[Session] = []
     skipped_sessions: list[str] = []
@@ -191,8 +207,7 @@ def _conversation(record: Any, index: int, file: str, options: _Options) -> Conv
         try:
             date = parse_locomo_date(date_text, options.tz)
         except ValueError as exc:
-            raise ctx.error(f"conversation.{date_field}", f"{exc}; expected like "
-                            "'1:56 pm on 8 May, 2023'") from exc
+            raise ctx.error(f"conversation.{date_field}", f"{exc}; expected like '1:56 pm on 8 May, 2023'") from exc
         turns = _turns(raw_turns, number, date, role_by_name, options, ctx)
         sessions.append(Session(id=f"s{number:03d}", date=date, turns=turns))
     dangling_dates = sorted(f"session_{n}_date_time" for n in date_numbers - set(session_numbers))
@@ -203,8 +218,9 @@ def _conversation(record: Any, index: int, file: str, options: _Options) -> Conv
             if turn.id in turn_ids:
                 raise ctx.error("conversation", f"duplicate dia_id {turn.id!r}")
             turn_ids.add(turn.id)
-    questions = [_question(raw, position, sample_id, turn_ids, ctx)
-                 for position, raw in enumerate(ctx.get(record, "qa", list))]
+    questions = [
+        _question(raw, position, sample_id, turn_ids, ctx) for position, raw in enumerate(ctx.get(record, "qa", list))
+    ]
     cited = {turn_id for question in questions for turn_id in question.evidence_ids}
     sessions = [_mark_evidence(session, cited) for session in sessions]
     return Conversation(
@@ -212,31 +228,49 @@ def _conversation(record: Any, index: int, file: str, options: _Options) -> Conv
         sessions=sessions,
         questions=questions,
         dataset="locomo",
-        metadata={"speaker_a": names["speaker_a"], "speaker_b": names["speaker_b"],
-                  "skipped_sessions": skipped_sessions, "dangling_date_keys": dangling_dates},
+        metadata={
+            "speaker_a": names["speaker_a"],
+            "speaker_b": names["speaker_b"],
+            "skipped_sessions": skipped_sessions,
+            "dangling_date_keys": dangling_dates,
+        },
     )
 
 
-def _turns(raw_turns: list[Any], number: int, date: datetime, role_by_name: dict[str, str],
-           options: _Options, ctx: RecordContext) -> list[Turn]:
+def _turns(
+    raw_turns: list[Any],
+    number: int,
+    date: datetime,
+    role_by_name: dict[str, str],
+    options: _Options,
+    ctx: RecordContext,
+) -> list[Turn]:
     turns = []
     for k, raw in enumerate(raw_turns):
         path = f"conversation.session_{number}[{k}]"
         speaker = ctx.get(raw, "speaker", str, path=path)
         if speaker not in role_by_name:
-            raise ctx.error(f"{path}.speaker", f"speaker {speaker!r} is neither speaker_a nor "
-                            f"speaker_b ({', '.join(map(repr, role_by_name))})")
+            raise ctx.error(
+                f"{path}.speaker",
+                f"speaker {speaker!r} is neither speaker_a nor speaker_b ({', '.join(map(repr, role_by_name))})",
+            )
         text = ctx.get(raw, "text", str, path=path)
         caption = ctx.get(raw, "blip_caption", (str, type(None)), path=path, default=None)
         if options.image_captions and caption:
             text = f"{text} [shares {caption}]"
-        turns.append(Turn(id=ctx.get(raw, "dia_id", str, path=path), role=role_by_name[speaker],
-                          content=text, created_at=date + k * options.pace, speaker=speaker))
+        turns.append(
+            Turn(
+                id=ctx.get(raw, "dia_id", str, path=path),
+                role=role_by_name[speaker],
+                content=text,
+                created_at=date + k * options.pace,
+                speaker=speaker,
+            )
+        )
     return turns
 
 
-def _question(raw: Any, position: int, sample_id: str, turn_ids: set[str],
-              ctx: RecordContext) -> Question:
+def _question(raw: Any, position: int, sample_id: str, turn_ids: set[str], ctx: RecordContext) -> Question:
     path = f"qa[{position}]"
     category = ctx.get(raw, "category", int, path=path)
     if category not in CATEGORY_NAMES:
@@ -249,10 +283,13 @@ def _question(raw: Any, position: int, sample_id: str, turn_ids: set[str],
     elif category == 5:
         answer = ADVERSARIAL_GOLD
     else:
-        raise ctx.error(f"{path}.answer", f"missing required field (category {category} items "
-                        "need an answer; only category 5 may omit it)")
-    evidence, unparsed, unknown = _evidence(ctx.get(raw, "evidence", list, path=path, default=[]),
-                                            turn_ids, ctx, f"{path}.evidence")
+        raise ctx.error(
+            f"{path}.answer",
+            f"missing required field (category {category} items need an answer; only category 5 may omit it)",
+        )
+    evidence, unparsed, unknown = _evidence(
+        ctx.get(raw, "evidence", list, path=path, default=[]), turn_ids, ctx, f"{path}.evidence"
+    )
     extra: dict[str, Any] = {}
     if unparsed:
         extra["unparsed_evidence"] = unparsed
@@ -271,15 +308,15 @@ def _question(raw: Any, position: int, sample_id: str, turn_ids: set[str],
     )
 
 
-def _evidence(raw: list[Any], turn_ids: set[str], ctx: RecordContext,
-              path: str) -> tuple[list[str], list[str], list[str]]:
+def _evidence(
+    raw: list[Any], turn_ids: set[str], ctx: RecordContext, path: str
+) -> tuple[list[str], list[str], list[str]]:
     evidence: list[str] = []
     unparsed: list[str] = []
     unknown: list[str] = []
     for position, item in enumerate(raw):
         ctx.check(item, str, f"{path}[{position}]")
-        pieces = [piece for piece in re.split(r"[;,\s]+", item.replace("(", " ").replace(")", " "))
-                  if piece]
+        pieces = [piece for piece in re.split(r"[;,\s]+", item.replace("(", " ").replace(")", " ")) if piece]
         for piece in pieces:
             match = _EVIDENCE_ID.fullmatch(piece)
             if not match:
@@ -296,7 +333,15 @@ def _evidence(raw: list[Any], turn_ids: set[str], ctx: RecordContext,
 
 
 def _mark_evidence(session: Session, cited: set[str]) -> Session:
-    turns = [Turn(id=t.id, role=t.role, content=t.content, created_at=t.created_at,
-                  speaker=t.speaker, evidence_id=t.id if t.id in cited else None)
-             for t in session.turns]
+    turns = [
+        Turn(
+            id=t.id,
+            role=t.role,
+            content=t.content,
+            created_at=t.created_at,
+            speaker=t.speaker,
+            evidence_id=t.id if t.id in cited else None,
+        )
+        for t in session.turns
+    ]
     return Session(id=session.id, date=session.date, turns=turns)

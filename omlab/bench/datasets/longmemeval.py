@@ -49,9 +49,7 @@ ABSTENTION_SUFFIX = "_abs"
 DEFAULT_TURN_PACE = timedelta(seconds=5)
 _MASTRA_EXTRAS = ("improved_question", "improved_answer", "improvement_note", "requires_retry")
 
-_DATE = re.compile(
-    r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]{3}\))?\s*(\d{1,2}):(\d{2})\s*$"
-)
+_DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]{3}\))?\s*(\d{1,2}):(\d{2})\s*$")
 
 
 def parse_longmemeval_date(text: str, tz: tzinfo = UTC) -> datetime:
@@ -110,22 +108,31 @@ def load_longmemeval(
         source = str(file_path.resolve())
         subset = subset or infer_subset(file_path.name)
         if not file_path.is_file():
-            raise DatasetError("no such file (see datasets/README.md for where to get LongMemEval)",
-                               file=str(file_path))
+            raise DatasetError(
+                "no such file (see datasets/README.md for where to get LongMemEval)", file=str(file_path)
+            )
     digest = sha256_file(file_path)
     verify_sha256(digest, expected_sha256, file=str(file_path))
     known = KNOWN_SHA256.get((revision or "", subset or ""))
     if known is not None and known != digest:
-        warnings.warn(f"{file_path}: sha256 {digest} differs from the digest reported for "
-                      f"{subset} at revision {revision} ({known})", stacklevel=2)
+        warnings.warn(
+            f"{file_path}: sha256 {digest} differs from the digest reported for "
+            f"{subset} at revision {revision} ({known})",
+            stacklevel=2,
+        )
     records = _read_records(file_path)
     conversations = [
-        _conversation(record, index, str(file_path), pace, tz, subset)
-        for index, record in enumerate(records)
+        _conversation(record, index, str(file_path), pace, tz, subset) for index, record in enumerate(records)
     ]
     _check_unique_ids(conversations, str(file_path))
-    info = DatasetInfo(name="longmemeval", subset=subset, source=source, revision=revision,
-                       sha256=digest, n_conversations=len(conversations))
+    info = DatasetInfo(
+        name="longmemeval",
+        subset=subset,
+        source=source,
+        revision=revision,
+        sha256=digest,
+        n_conversations=len(conversations),
+    )
     return info, conversations
 
 
@@ -152,22 +159,23 @@ def _hub_offline() -> bool:
 
 
 def _download(subset: str, revision: str, cache_dir: str | Path | None) -> Path:
-    hint = (f"pass a local path instead, e.g. load_longmemeval('{HUB_FILES[subset]}'); "
-            "datasets/README.md says where to download it")
+    hint = (
+        f"pass a local path instead, e.g. load_longmemeval('{HUB_FILES[subset]}'); "
+        "datasets/README.md says where to download it"
+    )
     address = _hub_url(subset, revision)
     if _hub_offline():
-        raise DatasetError(f"HF_HUB_OFFLINE is set, so LongMemEval cannot be downloaded; {hint}",
-                           file=address)
+        raise DatasetError(f"HF_HUB_OFFLINE is set, so LongMemEval cannot be downloaded; {hint}", file=address)
     try:
         from huggingface_hub import hf_hub_download
     except ImportError as exc:  # pragma: no cover - huggingface_hub ships with `datasets`
         raise DatasetError(f"huggingface_hub is not installed; {hint}", file=address) from exc
     try:
-        local = hf_hub_download(repo_id=HUB_REPO, filename=HUB_FILES[subset], repo_type="dataset",
-                                revision=revision, cache_dir=cache_dir)
+        local = hf_hub_download(
+            repo_id=HUB_REPO, filename=HUB_FILES[subset], repo_type="dataset", revision=revision, cache_dir=cache_dir
+        )
     except Exception as exc:  # the hub raises many types (HTTP, offline, auth); all mean "no file"
-        raise DatasetError(f"download failed ({type(exc).__name__}: {exc}); {hint}",
-                           file=address) from exc
+        raise DatasetError(f"download failed ({type(exc).__name__}: {exc}); {hint}", file=address) from exc
     return Path(local)
 
 
@@ -177,8 +185,9 @@ def _read_records(file_path: Path) -> list[Any]:
         try:
             records = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                               file=str(file_path)) from exc
+            raise DatasetError(
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(file_path)
+            ) from exc
         return records
     records = []
     for line_number, line in enumerate(text.splitlines(), start=1):
@@ -187,13 +196,13 @@ def _read_records(file_path: Path) -> list[Any]:
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON (column {exc.colno}): {exc.msg}", file=str(file_path),
-                               record=f"line {line_number}") from exc
+            raise DatasetError(
+                f"invalid JSON (column {exc.colno}): {exc.msg}", file=str(file_path), record=f"line {line_number}"
+            ) from exc
     return records
 
 
-def _conversation(record: Any, index: int, file: str, pace: timedelta, tz: tzinfo,
-                  subset: str | None) -> Conversation:
+def _conversation(record: Any, index: int, file: str, pace: timedelta, tz: tzinfo, subset: str | None) -> Conversation:
     ctx = RecordContext(file, f"index {index}")
     if not isinstance(record, dict):
         raise ctx.error(None, f"expected an object per question, got {type(record).__name__}")
@@ -201,16 +210,20 @@ def _conversation(record: Any, index: int, file: str, pace: timedelta, tz: tzinf
     ctx = RecordContext(file, f"index {index} (question_id {question_id!r})")
     question_type = ctx.get(record, "question_type", str)
     if question_type not in LONGMEMEVAL_TYPES:
-        raise ctx.error("question_type", f"unknown type {question_type!r}; expected one of "
-                        f"{', '.join(LONGMEMEVAL_TYPES)}")
+        raise ctx.error(
+            "question_type", f"unknown type {question_type!r}; expected one of {', '.join(LONGMEMEVAL_TYPES)}"
+        )
     question_date = _date(ctx.get(record, "question_date", str), ctx, "question_date", tz)
     session_ids = ctx.get(record, "haystack_session_ids", list)
     dates = ctx.get(record, "haystack_dates", list)
     raw_sessions = ctx.get(record, "haystack_sessions", list)
     if not len(session_ids) == len(dates) == len(raw_sessions):
-        raise ctx.error("haystack_sessions", f"haystack_session_ids ({len(session_ids)}), "
-                        f"haystack_dates ({len(dates)}) and haystack_sessions ({len(raw_sessions)}) "
-                        "must have the same length")
+        raise ctx.error(
+            "haystack_sessions",
+            f"haystack_session_ids ({len(session_ids)}), "
+            f"haystack_dates ({len(dates)}) and haystack_sessions ({len(raw_sessions)}) "
+            "must have the same length",
+        )
     parsed_dates = []
     for position, (session_id, date) in enumerate(zip(session_ids, dates, strict=True)):
         ctx.check(session_id, str, f"haystack_session_ids[{position}]")
@@ -258,8 +271,9 @@ def _conversation(record: Any, index: int, file: str, pace: timedelta, tz: tzinf
     )
 
 
-def _turns(raw_turns: Any, position: int, session_id: str, date: datetime, pace: timedelta,
-           ctx: RecordContext) -> list[Turn]:
+def _turns(
+    raw_turns: Any, position: int, session_id: str, date: datetime, pace: timedelta, ctx: RecordContext
+) -> list[Turn]:
     path = f"haystack_sessions[{position}]"
     ctx.check(raw_turns, list, path)
     turns = []
@@ -271,8 +285,15 @@ def _turns(raw_turns: Any, position: int, session_id: str, date: datetime, pace:
         content = ctx.get(raw, "content", str, path=turn_path)
         has_answer = ctx.get(raw, "has_answer", bool, path=turn_path, default=False)
         turn_id = f"{session_id}:{k + 1}"
-        turns.append(Turn(id=turn_id, role=role, content=content, created_at=date + k * pace,
-                          evidence_id=turn_id if has_answer else None))
+        turns.append(
+            Turn(
+                id=turn_id,
+                role=role,
+                content=content,
+                created_at=date + k * pace,
+                evidence_id=turn_id if has_answer else None,
+            )
+        )
     return turns
 
 
@@ -287,6 +308,10 @@ def _check_unique_ids(conversations: list[Conversation], file: str) -> None:
     seen: dict[str, int] = {}
     for index, conversation in enumerate(conversations):
         if conversation.id in seen:
-            raise DatasetError(f"duplicate question_id (first at index {seen[conversation.id]})",
-                               file=file, record=f"index {index}", field="question_id")
+            raise DatasetError(
+                f"duplicate question_id (first at index {seen[conversation.id]})",
+                file=file,
+                record=f"index {index}",
+                field="question_id",
+            )
         seen[conversation.id] = index

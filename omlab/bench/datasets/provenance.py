@@ -47,7 +47,13 @@ def conversations_digest(conversations: Iterable[Conversation]) -> str:
                 fields = (turn.id, turn.role, turn.created_at.isoformat(), turn.content)
                 digest.update(("\x1f".join(fields) + "\x1e").encode())
         for question in conversation.questions:
-            record = [question.id, question.type, question.question, question.answer,
-                      question.evidence_ids, question.is_abstention]
+            record = [
+                question.id,
+                question.type,
+                question.question,
+                question.answer,
+                question.evidence_ids,
+                question.is_abstention,
+            ]
             digest.update(json.dumps(record, ensure_ascii=False).encode())
     return digest.hexdigest()

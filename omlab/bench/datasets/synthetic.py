@@ -104,8 +104,7 @@ def generate_synthetic(
         for plant in plan.plants:
             plants_by_session.setdefault(plant.session_index, []).append(plant)
 
-    sessions = _sessions(rng, n_sessions, target_tokens * CHARS_PER_TOKEN, start, pace,
-                         plants_by_session)
+    sessions = _sessions(rng, n_sessions, target_tokens * CHARS_PER_TOKEN, start, pace, plants_by_session)
     questions = _questions(seed, plans, sessions)
     content_chars = sum(len(turn.content) for session in sessions for turn in session.turns)
     return Conversation(
@@ -113,9 +112,14 @@ def generate_synthetic(
         sessions=sessions,
         questions=questions,
         dataset="synthetic",
-        metadata={"generator": GENERATOR_VERSION, "seed": seed, "target_tokens": target_tokens,
-                  "estimated_tokens": -(-content_chars // CHARS_PER_TOKEN),
-                  "session_tokens": session_tokens, "n_sessions": n_sessions},
+        metadata={
+            "generator": GENERATOR_VERSION,
+            "seed": seed,
+            "target_tokens": target_tokens,
+            "estimated_tokens": -(-content_chars // CHARS_PER_TOKEN),
+            "session_tokens": session_tokens,
+            "n_sessions": n_sessions,
+        },
     )
 
 
@@ -131,10 +135,14 @@ def load_synthetic(
     """
     seed_list = [seeds] if isinstance(seeds, int) else list(seeds)
     conversations = [generate_synthetic(seed, target_tokens, **options) for seed in seed_list]
-    info = DatasetInfo(name="synthetic", subset=f"{target_tokens}-tokens",
-                       source=f"omlab synthetic generator, seeds {seed_list}",
-                       revision=GENERATOR_VERSION, sha256=conversations_digest(conversations),
-                       n_conversations=len(conversations))
+    info = DatasetInfo(
+        name="synthetic",
+        subset=f"{target_tokens}-tokens",
+        source=f"omlab synthetic generator, seeds {seed_list}",
+        revision=GENERATOR_VERSION,
+        sha256=conversations_digest(conversations),
+        n_conversations=len(conversations),
+    )
     return info, conversations
 
 
@@ -152,13 +160,14 @@ def _validate(target_tokens: int, n_questions: int, start: datetime, session_tok
 def _allocate(n_questions: int, mix: dict[str, float]) -> dict[str, int]:
     unknown = set(mix) - set(DEFAULT_MIX)
     if unknown or any(weight < 0 for weight in mix.values()) or sum(mix.values()) <= 0:
-        raise ValueError(f"mix must map kinds among {', '.join(DEFAULT_MIX)} to non-negative "
-                         f"weights with a positive sum, got {mix!r}")
+        raise ValueError(
+            f"mix must map kinds among {', '.join(DEFAULT_MIX)} to non-negative "
+            f"weights with a positive sum, got {mix!r}"
+        )
     total = sum(mix.values())
     exact = {kind: n_questions * mix.get(kind, 0.0) / total for kind in DEFAULT_MIX}
     counts = {kind: math.floor(value) for kind, value in exact.items()}
-    by_remainder = sorted(DEFAULT_MIX, key=lambda kind: (-(exact[kind] - counts[kind]),
-                                                         list(DEFAULT_MIX).index(kind)))
+    by_remainder = sorted(DEFAULT_MIX, key=lambda kind: (-(exact[kind] - counts[kind]), list(DEFAULT_MIX).index(kind)))
     for kind in by_remainder[: n_questions - sum(counts.values())]:
         counts[kind] += 1
     return counts
@@ -174,8 +183,10 @@ def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int)
     }
     for kind, (wanted, available) in capacity.items():
         if wanted > available:
-            raise ValueError(f"n_questions asks for {wanted} {kind} questions but the generator "
-                             f"can plant at most {available}; lower n_questions or change mix")
+            raise ValueError(
+                f"n_questions asks for {wanted} {kind} questions but the generator "
+                f"can plant at most {available}; lower n_questions or change mix"
+            )
     facts = rng.sample(text.FACTS, n_facts)
     events = rng.sample(text.EVENTS, 2 * counts["temporal-reasoning"])
     tallies = rng.sample(text.TALLIES, counts["multi-session"])
@@ -188,43 +199,52 @@ def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int)
         plan = _QuestionPlan("single-session-user", template.question, value)
         _add_plant(plan, rng.randrange(n_sessions), template.statement.format(value=value), rng)
         plans.append(plan)
-    for template in facts[counts["single-session-user"]:]:
+    for template in facts[counts["single-session-user"] :]:
         n_updates = 2 if n_sessions >= 3 and rng.random() < 0.3 else 1
         values = _fact_values(rng, template, n_updates + 1, numbers)
         where = sorted(rng.sample(range(n_sessions), n_updates + 1))
-        plan = _QuestionPlan("knowledge-update", template.update_question, values[-1],
-                             extra={"previous_values": values[:-1]})
+        plan = _QuestionPlan(
+            "knowledge-update", template.update_question, values[-1], extra={"previous_values": values[:-1]}
+        )
         _add_plant(plan, where[0], template.statement.format(value=values[0]), rng)
         for position in range(1, n_updates + 1):
-            _add_plant(plan, where[position], template.update.format(
-                old=values[position - 1], new=values[position]), rng)
+            _add_plant(
+                plan, where[position], template.update.format(old=values[position - 1], new=values[position]), rng
+            )
         plans.append(plan)
     for pair in range(counts["temporal-reasoning"]):
         first, second = events[2 * pair], events[2 * pair + 1]
         earlier, later = sorted(rng.sample(range(n_sessions), 2))
         if rng.random() < 0.5:
-            plan = _QuestionPlan("temporal-reasoning", f"How many days had passed since I "
-                                 f"{first.past} when I {second.past}?", "", extra={"form": "days"})
+            plan = _QuestionPlan(
+                "temporal-reasoning",
+                f"How many days had passed since I {first.past} when I {second.past}?",
+                "",
+                extra={"form": "days"},
+            )
         else:
             shown = [first.base, second.base]
             rng.shuffle(shown)
-            plan = _QuestionPlan("temporal-reasoning", f"Which did I do first: {shown[0]} or "
-                                 f"{shown[1]}?", first.base, extra={"form": "order"})
+            plan = _QuestionPlan(
+                "temporal-reasoning",
+                f"Which did I do first: {shown[0]} or {shown[1]}?",
+                first.base,
+                extra={"form": "order"},
+            )
         _add_plant(plan, earlier, rng.choice(text.EVENT_STATEMENTS).format(past=first.past), rng)
         _add_plant(plan, later, rng.choice(text.EVENT_STATEMENTS).format(past=second.past), rng)
         plans.append(plan)
     for tally in tallies:
         n_reports = rng.randint(2, min(4, n_sessions))
         amounts = [rng.randint(2, 9) for _ in range(n_reports)]
-        plan = _QuestionPlan("multi-session", tally.question, str(sum(amounts)),
-                             extra={"amounts": amounts})
-        for session_index, amount in zip(sorted(rng.sample(range(n_sessions), n_reports)), amounts,
-                                         strict=True):
+        plan = _QuestionPlan("multi-session", tally.question, str(sum(amounts)), extra={"amounts": amounts})
+        for session_index, amount in zip(sorted(rng.sample(range(n_sessions), n_reports)), amounts, strict=True):
             _add_plant(plan, session_index, tally.statement.format(n=amount), rng)
         plans.append(plan)
     for item in abstentions:
-        plans.append(_QuestionPlan("abstention", item.question, item.explanation,
-                                   extra={"never_mentioned": list(item.markers)}))
+        plans.append(
+            _QuestionPlan("abstention", item.question, item.explanation, extra={"never_mentioned": list(item.markers)})
+        )
     return plans
 
 
@@ -295,13 +315,18 @@ def _session_dates(rng: random.Random, n_sessions: int, start: datetime) -> list
     day = start.date()
     for _ in range(n_sessions - 1):
         day += timedelta(days=rng.randint(1, 3))
-        dates.append(datetime.combine(day, time(rng.randint(8, 18), rng.randint(0, 59)),
-                                      tzinfo=start.tzinfo))
+        dates.append(datetime.combine(day, time(rng.randint(8, 18), rng.randint(0, 59)), tzinfo=start.tzinfo))
     return dates
 
 
-def _sessions(rng: random.Random, n_sessions: int, target_chars: int, start: datetime,
-              pace: timedelta, plants_by_session: dict[int, list[_Plant]]) -> list[Session]:
+def _sessions(
+    rng: random.Random,
+    n_sessions: int,
+    target_chars: int,
+    start: datetime,
+    pace: timedelta,
+    plants_by_session: dict[int, list[_Plant]],
+) -> list[Session]:
     width = max(3, len(str(n_sessions)))
     sessions: list[Session] = []
     remaining = float(target_chars)
@@ -313,7 +338,8 @@ def _sessions(rng: random.Random, n_sessions: int, target_chars: int, start: dat
         acknowledgements = [rng.choice(text.ACKNOWLEDGEMENTS) for _ in plants]
         planted_chars = sum(len(p.text) + len(a) for p, a in zip(plants, acknowledgements, strict=True))
         pairs: list[tuple[str, str, _Plant | None]] = [
-            (user, assistant, None) for user, assistant in _filler_pairs(rng, budget - planted_chars)]
+            (user, assistant, None) for user, assistant in _filler_pairs(rng, budget - planted_chars)
+        ]
         for plant, acknowledgement in zip(plants, acknowledgements, strict=True):
             pairs.insert(rng.randint(0, len(pairs)), (plant.text, acknowledgement, plant))
         session_id = f"s{index + 1:0{width}d}"
@@ -324,9 +350,15 @@ def _sessions(rng: random.Random, n_sessions: int, target_chars: int, start: dat
                 evidence = plant is not None and role == "user"
                 if evidence:
                     plant.turn_id = turn_id  # type: ignore[union-attr]
-                turns.append(Turn(id=turn_id, role=role, content=content,
-                                  created_at=date + len(turns) * pace,
-                                  evidence_id=turn_id if evidence else None))
+                turns.append(
+                    Turn(
+                        id=turn_id,
+                        role=role,
+                        content=content,
+                        created_at=date + len(turns) * pace,
+                        evidence_id=turn_id if evidence else None,
+                    )
+                )
         remaining -= sum(len(turn.content) for turn in turns)
         sessions.append(Session(id=session_id, date=date, turns=turns))
     return sessions
@@ -342,14 +374,16 @@ def _questions(seed: int, plans: list[_QuestionPlan], sessions: list[Session]) -
         if plan.extra.get("form") == "days":
             answer = f"{(created[evidence[1]].date() - created[evidence[0]].date()).days} days"
         abstention = plan.kind == "abstention"
-        questions.append(Question(
-            id=f"syn{seed}-q{number:03d}{'_abs' if abstention else ''}",
-            type="single-session-user" if abstention else plan.kind,
-            question=plan.question,
-            answer=answer,
-            question_date=question_date,
-            evidence_ids=evidence,
-            is_abstention=abstention,
-            extra={"kind": plan.kind, **plan.extra},
-        ))
+        questions.append(
+            Question(
+                id=f"syn{seed}-q{number:03d}{'_abs' if abstention else ''}",
+                type="single-session-user" if abstention else plan.kind,
+                question=plan.question,
+                answer=answer,
+                question_date=question_date,
+                evidence_ids=evidence,
+                is_abstention=abstention,
+                extra={"kind": plan.kind, **plan.extra},
+            )
+        )
     return questions

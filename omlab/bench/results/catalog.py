@@ -65,8 +65,9 @@ class ResultsCatalog:
         connection.close()
         return False
 
-    def read_table(self, table: str, run_id: str | Iterable[str] | None = None,
-                   where: Filters | None = None) -> pd.DataFrame:
+    def read_table(
+        self, table: str, run_id: str | Iterable[str] | None = None, where: Filters | None = None
+    ) -> pd.DataFrame:
         """Rows of ``table`` from the chosen runs, typed and ordered (schema ``ORDER_BY``).
 
         Args:
@@ -94,8 +95,7 @@ class ResultsCatalog:
         if len(frames) == 1:
             return typed_frame(frames[0], table)
         frame = typed_frame(pd.concat(frames, ignore_index=True), table)
-        return frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last",
-                                 ignore_index=True)
+        return frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last", ignore_index=True)
 
     # ------------------------------------------------------------------ internals
 
@@ -154,13 +154,9 @@ class ResultsCatalog:
         raise RunLockedError(f"could not read run {run_id!r}: its file and its live snapshot kept changing")
 
 
-def _query_shards(table: str, files: list[str], selected: str, condition: str,
-                  parameters: list[Any]) -> pd.DataFrame:
+def _query_shards(table: str, files: list[str], selected: str, condition: str, parameters: list[Any]) -> pd.DataFrame:
     keys = KEYS.get(table)
-    latest = (
-        f"QUALIFY row_number() OVER (PARTITION BY {', '.join(keys)} ORDER BY filename DESC) = 1"
-        if keys else ""
-    )
+    latest = f"QUALIFY row_number() OVER (PARTITION BY {', '.join(keys)} ORDER BY filename DESC) = 1" if keys else ""
     sql = (
         f"SELECT {selected} FROM (SELECT * FROM read_parquet(?, union_by_name = true, filename = true) "
         f"{latest}) WHERE {condition} ORDER BY {_order(table)}"

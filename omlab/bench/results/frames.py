@@ -39,8 +39,9 @@ def runs_df(db: Db) -> pd.DataFrame:
     return catalog_of(db).read_table("runs")
 
 
-def conversations_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None,
-                     phase: OneOrMany = None) -> pd.DataFrame:
+def conversations_df(
+    db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None, phase: OneOrMany = None
+) -> pd.DataFrame:
     """Per-conversation phase checkpoints (``done``/``failed``)."""
     return catalog_of(db).read_table(
         "conversations", run_id, {"conversation_id": _many(conversation_id), "phase": _many(phase)}
@@ -52,8 +53,9 @@ def steps_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None) -
     return catalog_of(db).read_table("steps", run_id, {"conversation_id": _many(conversation_id)})
 
 
-def events_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None,
-              types: OneOrMany = None) -> pd.DataFrame:
+def events_df(
+    db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None, types: OneOrMany = None
+) -> pd.DataFrame:
     """``data-om-*`` parts and debug events, in ``seq`` order per conversation. ``payload`` is
     the JSON text of the whole part (``json.loads`` it for fields without a column)."""
     return catalog_of(db).read_table(
@@ -61,8 +63,7 @@ def events_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None,
     )
 
 
-def calls_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None,
-             roles: OneOrMany = None) -> pd.DataFrame:
+def calls_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None, roles: OneOrMany = None) -> pd.DataFrame:
     """Model calls (tokens, cost, latency, tier, cache hits, errors)."""
     return catalog_of(db).read_table(
         "model_calls", run_id, {"conversation_id": _many(conversation_id), "role": _many(roles)}
@@ -110,8 +111,7 @@ def join_scores(answers: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
         wide = wide.merge(pd.DataFrame(columns).reset_index(), on=key, how="left")
     for name, dtype in SCORE_COLUMNS.items():
         if name not in wide.columns:
-            wide[name] = pd.Series(pd.NA if dtype == "boolean" else float("nan"), index=wide.index,
-                                   dtype=dtype)
+            wide[name] = pd.Series(pd.NA if dtype == "boolean" else float("nan"), index=wide.index, dtype=dtype)
         else:
             wide[name] = wide[name].astype(dtype)
     return wide

@@ -34,5 +34,4 @@ def list_run_ids(results_dir: str | Path) -> list[str]:
     folder = runs_dir(results_dir)
     if not folder.is_dir():
         return []
-    return sorted(path.name[: -len(RUN_FILE_SUFFIX)] for path in folder.glob(f"*{RUN_FILE_SUFFIX}")
-                  if path.is_file())
+    return sorted(path.name[: -len(RUN_FILE_SUFFIX)] for path in folder.glob(f"*{RUN_FILE_SUFFIX}") if path.is_file())

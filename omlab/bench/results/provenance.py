@@ -64,7 +64,10 @@ def _git(repo_dir: str | Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-C", str(repo_dir), *args],
-            capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, check=False,
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None

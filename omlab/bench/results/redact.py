@@ -24,8 +24,16 @@ from typing import Any
 REDACTED = "[redacted]"
 
 _SECRET_WORDS = (
-    "apikey", "authorization", "authorisation", "secret", "password", "passwd", "credential",
-    "cookie", "bearer", "privatekey",
+    "apikey",
+    "authorization",
+    "authorisation",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "cookie",
+    "bearer",
+    "privatekey",
 )
 _SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_-]{16,}"
@@ -56,9 +64,7 @@ def drop_secret_keys(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):
         value = _fields_of(value)
     if isinstance(value, Mapping):
-        return {
-            key: drop_secret_keys(item) for key, item in value.items() if not is_secret_key(str(key))
-        }
+        return {key: drop_secret_keys(item) for key, item in value.items() if not is_secret_key(str(key))}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [drop_secret_keys(item) for item in value]
     return value
@@ -67,8 +73,7 @@ def drop_secret_keys(value: Any) -> Any:
 def redact_text(text: str) -> str:
     """``text`` with key-shaped substrings replaced by ``[redacted]``."""
     # Substring tests are far cheaper than running the regex over every payload.
-    if ("sk-" in text or "earer" in text or "hf_" in text or "AIza" in text or "gh" in text
-            or "xox" in text):
+    if "sk-" in text or "earer" in text or "hf_" in text or "AIza" in text or "gh" in text or "xox" in text:
         return _SECRET_VALUE.sub(REDACTED, text)
     return text
 
@@ -113,7 +118,8 @@ def _needs_cleaning(value: Any) -> bool:
     if kind in _SCALARS:
         return False
     return isinstance(value, (Mapping, set, frozenset, list, tuple)) or (
-        is_dataclass(value) and not isinstance(value, type))
+        is_dataclass(value) and not isinstance(value, type)
+    )
 
 
 def _is_secret_key_cached(key: str) -> bool:

@@ -113,9 +113,16 @@ def _time(table: str, column: str, value: Any) -> datetime:
 
 
 _Converter = Callable[[str, str, Any], Any]
-_BY_KIND: Mapping[str, _Converter] = MappingProxyType({
-    "text": _text, "json": _json, "int": _int, "float": _float, "bool": _bool, "time": _time,
-})
+_BY_KIND: Mapping[str, _Converter] = MappingProxyType(
+    {
+        "text": _text,
+        "json": _json,
+        "int": _int,
+        "float": _float,
+        "bool": _bool,
+        "time": _time,
+    }
+)
 
 
 def _converter(column: Column) -> _Converter:
@@ -139,16 +146,16 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 _AS_IS = {"text": str, "float": float, "bool": bool}
 _PASS_THROUGH: dict[str, dict[str, type]] = {
     table: {
-        c.name: _AS_IS[c.kind] for c in columns
-        if c.kind in _AS_IS and _CONVERTERS[table][c.name] is not _redacted_text
+        c.name: _AS_IS[c.kind] for c in columns if c.kind in _AS_IS and _CONVERTERS[table][c.name] is not _redacted_text
     }
     for table, columns in TABLES.items()
 }
 _SCHEMAS: dict[str, pa.Schema] = {table: arrow_schema(table) for table in TABLES}
 
 
-def check_row(table: str, row: Mapping[str, Any], run_id: str,
-              fill: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def check_row(
+    table: str, row: Mapping[str, Any], run_id: str, fill: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
     """A checked copy of ``row`` for ``table``, with ``run_id`` and column defaults filled in.
 
     ``fill``, if given, may complete the checked copy in place (computed defaults) before the
@@ -169,9 +176,7 @@ def check_row(table: str, row: Mapping[str, Any], run_id: str,
             continue
         convert = converters.get(column)
         if convert is None:
-            raise RowError(
-                f"{table} row has unknown column {column!r}; {table} columns are: {', '.join(converters)}"
-            )
+            raise RowError(f"{table} row has unknown column {column!r}; {table} columns are: {', '.join(converters)}")
         if value is not None:
             checked[column] = convert(table, column, value)
     if checked.setdefault("run_id", run_id) != run_id:

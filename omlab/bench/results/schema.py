@@ -28,11 +28,13 @@ ANSWER_FAILED = "failed"
 # pandas 3 has a real default string dtype; before it, text lives in object columns.
 _TEXT_DTYPE = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
 
-MODEL_ROLES_BY_PHASE = MappingProxyType({
-    "prepare": ("observer", "reflector", "extractor"),
-    "answer": ("actor",),
-    "judge": ("judge",),
-})
+MODEL_ROLES_BY_PHASE = MappingProxyType(
+    {
+        "prepare": ("observer", "reflector", "extractor"),
+        "answer": ("actor",),
+        "judge": ("judge",),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +51,26 @@ class Column:
     default: object = None
 
 
-_SQL_TYPES = MappingProxyType({
-    "text": "VARCHAR", "json": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN",
-    "time": "TIMESTAMPTZ",
-})
-_ARROW_TYPES = MappingProxyType({
-    "text": pa.string(), "json": pa.string(), "int": pa.int64(), "float": pa.float64(),
-    "bool": pa.bool_(), "time": pa.timestamp("us", tz="UTC"),
-})
+_SQL_TYPES = MappingProxyType(
+    {
+        "text": "VARCHAR",
+        "json": "VARCHAR",
+        "int": "BIGINT",
+        "float": "DOUBLE",
+        "bool": "BOOLEAN",
+        "time": "TIMESTAMPTZ",
+    }
+)
+_ARROW_TYPES = MappingProxyType(
+    {
+        "text": pa.string(),
+        "json": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "time": pa.timestamp("us", tz="UTC"),
+    }
+)
 
 
 def _text(name: str, required: bool = False) -> Column:
@@ -81,91 +95,183 @@ def _flag(name: str) -> Column:
 
 _RUN_ID = Column("run_id", "text", True)
 
-TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType({
-    "runs": (
-        _RUN_ID, _text("suite"), _text("config_name"), _text("config_hash"), Column("config_json", "json"),
-        _text("dataset"), _text("dataset_subset"), _text("dataset_revision"), _text("dataset_sha256"),
-        Column("phases", "json"), _time("started_at", True), _time("finished_at"),
-        _text("status", True), _text("error"),
-        _text("omlab_version"), _text("litellm_version"), _text("duckdb_version"),
-        _text("python_version"), _text("git_commit"), Column("git_dirty", "bool"), _text("host"),
-        _text("notes"),
-    ),
-    "conversations": (
-        _RUN_ID, _text("conversation_id", True), _text("phase", True), _text("status", True),
-        _time("started_at"), _time("finished_at"), _text("error"), _int("n_messages"),
-        _int("n_message_tokens"),
-    ),
-    "steps": (
-        _RUN_ID, _text("conversation_id", True), _text("thread_id"), Column("step", "int", True),
-        _time("ts"), _text("message_id"), _int("pending_tokens"), _float("threshold"),
-        _int("observation_tokens"), _float("reflect_threshold"), _float("block_after"),
-        _int("buffered_chunks"), _int("buffered_message_tokens"), _int("generation"),
-        _int("context_tokens"), _float("blocked_s"), _flag("observed"), _flag("activated"),
-        _flag("reflected"),
-    ),
-    "events": (
-        _RUN_ID, _text("conversation_id"), Column("seq", "int", True), _time("ts"), _text("kind"),
-        _text("type", True), _text("cycle_id"), _text("operation_type"), _text("triggered_by"),
-        _int("tokens_in"), _int("tokens_out"), _float("duration_ms"), _text("record_id"),
-        _text("thread_id"), _int("generation"), Column("payload", "json"),
-    ),
-    "model_calls": (
-        _RUN_ID, _text("conversation_id"), _text("call_id", True), _text("role"),
-        _text("requested_model"), _text("resolved_model"), _int("tier"), _int("input_tokens"),
-        _int("output_tokens"), _float("cost_usd"), _float("latency_s"), _time("started_at"),
-        _int("attempts"), _flag("cached"), _text("error"), _text("cycle_id"), _text("question_id"),
-    ),
-    "answers": (
-        _RUN_ID, _text("conversation_id"), _text("question_id", True), _text("question_type"),
-        Column("is_abstention", "bool"), _int("category"), _text("question"), _text("gold"),
-        _text("hypothesis"), _time("question_date"), _int("context_tokens"),
-        _int("full_history_tokens"), _text("answer_model"), _text("status"), _text("error"),
-    ),
-    "scores": (
-        _RUN_ID, _text("question_id", True), _text("scorer", True), _float("value"),
-        Column("correct", "bool"), Column("details", "json"),
-    ),
-    "metrics": (
-        _RUN_ID, _text("name", True), Column("group_key", "text", True, "all"), _float("value"),
-        _float("lo"), _float("hi"), _int("n"),
-    ),
-})
+TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
+    {
+        "runs": (
+            _RUN_ID,
+            _text("suite"),
+            _text("config_name"),
+            _text("config_hash"),
+            Column("config_json", "json"),
+            _text("dataset"),
+            _text("dataset_subset"),
+            _text("dataset_revision"),
+            _text("dataset_sha256"),
+            Column("phases", "json"),
+            _time("started_at", True),
+            _time("finished_at"),
+            _text("status", True),
+            _text("error"),
+            _text("omlab_version"),
+            _text("litellm_version"),
+            _text("duckdb_version"),
+            _text("python_version"),
+            _text("git_commit"),
+            Column("git_dirty", "bool"),
+            _text("host"),
+            _text("notes"),
+        ),
+        "conversations": (
+            _RUN_ID,
+            _text("conversation_id", True),
+            _text("phase", True),
+            _text("status", True),
+            _time("started_at"),
+            _time("finished_at"),
+            _text("error"),
+            _int("n_messages"),
+            _int("n_message_tokens"),
+        ),
+        "steps": (
+            _RUN_ID,
+            _text("conversation_id", True),
+            _text("thread_id"),
+            Column("step", "int", True),
+            _time("ts"),
+            _text("message_id"),
+            _int("pending_tokens"),
+            _float("threshold"),
+            _int("observation_tokens"),
+            _float("reflect_threshold"),
+            _float("block_after"),
+            _int("buffered_chunks"),
+            _int("buffered_message_tokens"),
+            _int("generation"),
+            _int("context_tokens"),
+            _float("blocked_s"),
+            _flag("observed"),
+            _flag("activated"),
+            _flag("reflected"),
+        ),
+        "events": (
+            _RUN_ID,
+            _text("conversation_id"),
+            Column("seq", "int", True),
+            _time("ts"),
+            _text("kind"),
+            _text("type", True),
+            _text("cycle_id"),
+            _text("operation_type"),
+            _text("triggered_by"),
+            _int("tokens_in"),
+            _int("tokens_out"),
+            _float("duration_ms"),
+            _text("record_id"),
+            _text("thread_id"),
+            _int("generation"),
+            Column("payload", "json"),
+        ),
+        "model_calls": (
+            _RUN_ID,
+            _text("conversation_id"),
+            _text("call_id", True),
+            _text("role"),
+            _text("requested_model"),
+            _text("resolved_model"),
+            _int("tier"),
+            _int("input_tokens"),
+            _int("output_tokens"),
+            _float("cost_usd"),
+            _float("latency_s"),
+            _time("started_at"),
+            _int("attempts"),
+            _flag("cached"),
+            _text("error"),
+            _text("cycle_id"),
+            _text("question_id"),
+        ),
+        "answers": (
+            _RUN_ID,
+            _text("conversation_id"),
+            _text("question_id", True),
+            _text("question_type"),
+            Column("is_abstention", "bool"),
+            _int("category"),
+            _text("question"),
+            _text("gold"),
+            _text("hypothesis"),
+            _time("question_date"),
+            _int("context_tokens"),
+            _int("full_history_tokens"),
+            _text("answer_model"),
+            _text("status"),
+            _text("error"),
+        ),
+        "scores": (
+            _RUN_ID,
+            _text("question_id", True),
+            _text("scorer", True),
+            _float("value"),
+            Column("correct", "bool"),
+            Column("details", "json"),
+        ),
+        "metrics": (
+            _RUN_ID,
+            _text("name", True),
+            Column("group_key", "text", True, "all"),
+            _float("value"),
+            _float("lo"),
+            _float("hi"),
+            _int("n"),
+        ),
+    }
+)
 """Every table's columns, in storage order (``run_id`` first)."""
 
-KEYS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
-    "runs": ("run_id",),
-    "conversations": ("run_id", "conversation_id", "phase"),
-    "answers": ("run_id", "question_id"),
-    "scores": ("run_id", "question_id", "scorer"),
-    "metrics": ("run_id", "name", "group_key"),
-})
+KEYS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "runs": ("run_id",),
+        "conversations": ("run_id", "conversation_id", "phase"),
+        "answers": ("run_id", "question_id"),
+        "scores": ("run_id", "question_id", "scorer"),
+        "metrics": ("run_id", "name", "group_key"),
+    }
+)
 """Keyed tables: writing a row whose key exists replaces the old row. Other tables only append."""
 
-ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({
-    "runs": ("started_at", "run_id"),
-    "conversations": ("run_id", "conversation_id", "phase"),
-    "steps": ("run_id", "conversation_id", "step"),
-    "events": ("run_id", "conversation_id", "seq"),
-    "model_calls": ("run_id", "started_at", "call_id"),
-    "answers": ("run_id", "conversation_id", "question_id"),
-    "scores": ("run_id", "question_id", "scorer"),
-    "metrics": ("run_id", "name", "group_key"),
-})
+ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "runs": ("started_at", "run_id"),
+        "conversations": ("run_id", "conversation_id", "phase"),
+        "steps": ("run_id", "conversation_id", "step"),
+        "events": ("run_id", "conversation_id", "seq"),
+        "model_calls": ("run_id", "started_at", "call_id"),
+        "answers": ("run_id", "conversation_id", "question_id"),
+        "scores": ("run_id", "question_id", "scorer"),
+        "metrics": ("run_id", "name", "group_key"),
+    }
+)
 """The row order the readers return."""
 
 
-COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxyType({
-    2: (("model_calls", "question_id"),),
-})
+COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxyType(
+    {
+        2: (("model_calls", "question_id"),),
+    }
+)
 """``(table, column)`` pairs each schema version added. Files of an older version are read with
 NULL in those columns and upgraded in place when a writer reopens them."""
 
 
 def columns_added_since(version: int, table: str) -> frozenset[str]:
     """Columns of ``table`` that a file of schema ``version`` does not have."""
-    return frozenset(column for added_in, pairs in COLUMNS_ADDED.items() if added_in > version
-                     for added_table, column in pairs if added_table == table)
+    return frozenset(
+        column
+        for added_in, pairs in COLUMNS_ADDED.items()
+        if added_in > version
+        for added_table, column in pairs
+        if added_table == table
+    )
 
 
 def upgrade_statements(version: int) -> tuple[str, ...]:
@@ -176,7 +282,10 @@ def upgrade_statements(version: int) -> tuple[str, ...]:
             column = next(c for c in columns_of(table) if c.name == name)
             statements.append(f"ALTER TABLE {table} ADD COLUMN {name} {_SQL_TYPES[column.kind]}")
     if statements:
-        statements += [f"DELETE FROM {SCHEMA_VERSION_TABLE}", f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES ({SCHEMA_VERSION})"]
+        statements += [
+            f"DELETE FROM {SCHEMA_VERSION_TABLE}",
+            f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES ({SCHEMA_VERSION})",
+        ]
     return tuple(statements)
 
 
@@ -192,18 +301,14 @@ def ddl() -> tuple[str, ...]:
     """``CREATE TABLE`` statements for a new run file (schema-version table included)."""
     statements = [f"CREATE TABLE {SCHEMA_VERSION_TABLE} (version INTEGER NOT NULL)"]
     for table, columns in TABLES.items():
-        body = ",\n    ".join(
-            f"{c.name} {_SQL_TYPES[c.kind]}{' NOT NULL' if c.required else ''}" for c in columns
-        )
+        body = ",\n    ".join(f"{c.name} {_SQL_TYPES[c.kind]}{' NOT NULL' if c.required else ''}" for c in columns)
         statements.append(f"CREATE TABLE {table} (\n    {body}\n)")
     return tuple(statements)
 
 
 def arrow_schema(table: str) -> pa.Schema:
     """The Arrow schema of a batch of ``table`` rows (also the Parquet shard schema)."""
-    return pa.schema([
-        pa.field(c.name, _ARROW_TYPES[c.kind], nullable=not c.required) for c in columns_of(table)
-    ])
+    return pa.schema([pa.field(c.name, _ARROW_TYPES[c.kind], nullable=not c.required) for c in columns_of(table)])
 
 
 def pandas_dtype(column: Column) -> str:

@@ -65,7 +65,8 @@ def shard_files(parts: Path, table: str) -> list[str]:
 def last_seq(parts: Path) -> int:
     """The highest shard number under ``parts`` (-1 when there is none)."""
     numbers = [
-        int(path.stem) for path in parts.glob(f"*/*{_SHARD_SUFFIX}")
+        int(path.stem)
+        for path in parts.glob(f"*/*{_SHARD_SUFFIX}")
         if path.stem.isdigit() and not path.parent.name.startswith(".")
     ]
     return max(numbers, default=-1)

@@ -95,9 +95,16 @@ class RunWriter:
         RowError: ``run_info`` names an unknown or writer-managed column, or a bad value.
     """
 
-    def __init__(self, results_dir: str | Path, run_id: str | None = None, *, flush_rows: int = 5000,
-                 flush_seconds: float | None = 2.0, run_info: _Row | None = None,
-                 provenance: _Row | None = None) -> None:
+    def __init__(
+        self,
+        results_dir: str | Path,
+        run_id: str | None = None,
+        *,
+        flush_rows: int = 5000,
+        flush_seconds: float | None = 2.0,
+        run_info: _Row | None = None,
+        provenance: _Row | None = None,
+    ) -> None:
         self._setup(results_dir, new_run_id() if run_id is None else run_id, flush_rows, flush_seconds)
         header = {**(collect_provenance() if provenance is None else provenance), **(run_info or {})}
         _refuse_managed_columns(header)
@@ -132,8 +139,15 @@ class RunWriter:
         self._start_flusher()
 
     @classmethod
-    def open_existing(cls, results_dir: str | Path, run_id: str, *, flush_rows: int = 5000,
-                      flush_seconds: float | None = 2.0, lock_timeout: float = 10.0) -> RunWriter:
+    def open_existing(
+        cls,
+        results_dir: str | Path,
+        run_id: str,
+        *,
+        flush_rows: int = 5000,
+        flush_seconds: float | None = 2.0,
+        lock_timeout: float = 10.0,
+    ) -> RunWriter:
         """Reopen run ``run_id`` to append to it (resuming after a crash or an interruption).
 
         The run goes back to status ``started`` (``finished_at`` and ``error`` cleared) until it
@@ -216,22 +230,34 @@ class RunWriter:
         """Write ``metrics`` rows, one per (name, group_key); ``group_key`` defaults to ``all``."""
         self._add("metrics", rows)
 
-    def mark_conversation(self, conversation_id: str, phase: str, status: str, *,
-                          started_at: datetime | float | None = None,
-                          finished_at: datetime | float | None = None, error: str | None = None,
-                          n_messages: int | None = None, n_message_tokens: int | None = None) -> None:
+    def mark_conversation(
+        self,
+        conversation_id: str,
+        phase: str,
+        status: str,
+        *,
+        started_at: datetime | float | None = None,
+        finished_at: datetime | float | None = None,
+        error: str | None = None,
+        n_messages: int | None = None,
+        n_message_tokens: int | None = None,
+    ) -> None:
         """Checkpoint a conversation's phase (``prepare``/``answer``/``judge``) as ``done`` or
         ``failed``, and flush: once this returns, the mark and every row added before it are in
         the file. ``finished_at`` defaults to now. Marking again replaces the previous mark."""
         if phase not in PHASES:
             raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
         if status not in CONVERSATION_STATUSES:
-            raise ValueError(f"conversation status must be one of {', '.join(CONVERSATION_STATUSES)}; "
-                             f"got {status!r}")
+            raise ValueError(f"conversation status must be one of {', '.join(CONVERSATION_STATUSES)}; got {status!r}")
         row = {
-            "conversation_id": conversation_id, "phase": phase, "status": status,
-            "started_at": started_at, "finished_at": _now() if finished_at is None else finished_at,
-            "error": error, "n_messages": n_messages, "n_message_tokens": n_message_tokens,
+            "conversation_id": conversation_id,
+            "phase": phase,
+            "status": status,
+            "started_at": started_at,
+            "finished_at": _now() if finished_at is None else finished_at,
+            "error": error,
+            "n_messages": n_messages,
+            "n_message_tokens": n_message_tokens,
         }
         with self._lock:
             self._add("conversations", [row])
@@ -263,8 +289,7 @@ class RunWriter:
         """Ids of the conversations whose ``phase`` is marked ``done``."""
         if phase not in PHASES:
             raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
-        return self._ids("SELECT conversation_id FROM conversations WHERE phase = ? AND status = 'done'",
-                         [phase])
+        return self._ids("SELECT conversation_id FROM conversations WHERE phase = ? AND status = 'done'", [phase])
 
     def answered_questions(self) -> set[str]:
         """Ids of the questions with an answer whose status is not ``failed``."""
@@ -287,14 +312,18 @@ class RunWriter:
         roles = MODEL_ROLES_BY_PHASE[phase]
         role_slots = ", ".join("?" for _ in roles)
         statements: list[str | tuple[str, list[Any]]] = {
-            "prepare": [("DELETE FROM steps WHERE conversation_id = ?", [conversation_id]),
-                        ("DELETE FROM events WHERE conversation_id = ?", [conversation_id])],
+            "prepare": [
+                ("DELETE FROM steps WHERE conversation_id = ?", [conversation_id]),
+                ("DELETE FROM events WHERE conversation_id = ?", [conversation_id]),
+            ],
             "answer": [("DELETE FROM answers WHERE conversation_id = ?", [conversation_id])],
             "judge": [(_DELETE_SCORES_OF_CONVERSATION, [conversation_id])],
         }[phase]
         statements += [
-            (f"DELETE FROM model_calls WHERE conversation_id = ? AND role IN ({role_slots})",
-             [conversation_id, *roles]),
+            (
+                f"DELETE FROM model_calls WHERE conversation_id = ? AND role IN ({role_slots})",
+                [conversation_id, *roles],
+            ),
             ("DELETE FROM conversations WHERE conversation_id = ? AND phase = ?", [conversation_id, phase]),
         ]
         touched = {"prepare": ("steps", "events"), "answer": ("answers",), "judge": ("scores",)}[phase]
@@ -318,7 +347,8 @@ class RunWriter:
                 return
             try:
                 self._run_row = check_row(
-                    "runs", {**self._run_row, "status": status, "finished_at": _now(), "error": error},
+                    "runs",
+                    {**self._run_row, "status": status, "finished_at": _now(), "error": error},
                     self.run_id,
                 )
                 self._buffer("runs", [self._run_row])
@@ -333,8 +363,9 @@ class RunWriter:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         if exc_type is None:
             self.close("finished")
         elif issubclass(exc_type, (KeyboardInterrupt, asyncio.CancelledError)):
@@ -351,8 +382,7 @@ class RunWriter:
 
     # ------------------------------------------------------------------ internals
 
-    def _setup(self, results_dir: str | Path, run_id: str, flush_rows: int,
-               flush_seconds: float | None) -> None:
+    def _setup(self, results_dir: str | Path, run_id: str, flush_rows: int, flush_seconds: float | None) -> None:
         if not isinstance(flush_rows, int) or flush_rows < 1:
             raise ValueError(f"flush_rows must be a positive integer, got {flush_rows!r}")
         if flush_seconds is not None and not flush_seconds > 0:
@@ -419,8 +449,10 @@ class RunWriter:
                 raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
         with self._lock:
             self._check_open()
-            checked = [(table, [check_row(table, row, self.run_id, self._filler(table)) for row in rows])
-                       for table, rows in units]
+            checked = [
+                (table, [check_row(table, row, self.run_id, self._filler(table)) for row in rows])
+                for table, rows in units
+            ]
             for table, rows in checked:
                 self._buffer(table, rows)
             if self._pending >= self._flush_rows or self._flush_is_due():
@@ -444,8 +476,11 @@ class RunWriter:
         self._pending += len(rows)
 
     def _flush_is_due(self) -> bool:
-        return (self._flush_seconds is not None and self._pending > 0
-                and time.monotonic() - self._last_flush >= self._flush_seconds)
+        return (
+            self._flush_seconds is not None
+            and self._pending > 0
+            and time.monotonic() - self._last_flush >= self._flush_seconds
+        )
 
     def _flush_locked(self, *, publish: bool = True) -> None:
         if self._pending == 0:
@@ -473,8 +508,9 @@ class RunWriter:
                 try:
                     write_shard(self.parts_dir, table, seq, batch)
                 except OSError:  # the file has the rows; only the live view lags
-                    log.warning("could not publish %s rows of run %s for live readers", table,
-                                self.run_id, exc_info=True)
+                    log.warning(
+                        "could not publish %s rows of run %s for live readers", table, self.run_id, exc_info=True
+                    )
 
     def _append_batch(self, table: str, batch: pa.Table) -> None:
         """Append one batch to ``table`` (replacing rows with the same key in keyed tables)."""
@@ -484,9 +520,7 @@ class RunWriter:
             keys = KEYS.get(table)
             if keys:
                 matches = " AND ".join(f'{table}."{k}" IS NOT DISTINCT FROM b."{k}"' for k in keys)
-                connection.execute(
-                    f"DELETE FROM {table} WHERE EXISTS (SELECT 1 FROM {_BATCH_VIEW} b WHERE {matches})"
-                )
+                connection.execute(f"DELETE FROM {table} WHERE EXISTS (SELECT 1 FROM {_BATCH_VIEW} b WHERE {matches})")
             connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {_BATCH_VIEW}")
         finally:
             connection.unregister(_BATCH_VIEW)
@@ -516,8 +550,7 @@ class RunWriter:
         try:
             replace_shards(self.parts_dir, table, self._shard_seq, self._connection)
         except OSError:
-            log.warning("could not republish %s of run %s for live readers", table, self.run_id,
-                        exc_info=True)
+            log.warning("could not republish %s of run %s for live readers", table, self.run_id, exc_info=True)
         self._shard_seq += 1
 
     def _ids(self, sql: str, parameters: list[Any]) -> set[str]:
@@ -529,8 +562,7 @@ class RunWriter:
     def _start_flusher(self) -> None:
         if self._flush_seconds is None:
             return
-        self._flusher = threading.Thread(target=self._flush_when_due, name=f"omlab-results-{self.run_id}",
-                                         daemon=True)
+        self._flusher = threading.Thread(target=self._flush_when_due, name=f"omlab-results-{self.run_id}", daemon=True)
         self._flusher.start()
 
     def _stop_flusher(self) -> None:

@@ -84,8 +84,14 @@ class LoCoMoReport:
     j_by_category: pd.DataFrame
 
 
-def longmemeval_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "error",
-                       n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> LongMemEvalReport:
+def longmemeval_report(
+    results: pd.DataFrame,
+    *,
+    on_missing: MissingPolicy = "error",
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> LongMemEvalReport:
     """Overall (micro), task-averaged and abstention accuracy, plus a per-type table with CIs.
 
     Raises:
@@ -94,11 +100,11 @@ def longmemeval_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "er
     frame = _with_correct(results, ("question_id", "question_type", "is_abstention"), on_missing)
     if frame.empty:
         raise ValueError("no results to aggregate")
-    by_type = _accuracy_table(frame, "question_type", _type_order(frame["question_type"]),
-                              n_boot=n_boot, alpha=alpha, seed=seed)
+    by_type = _accuracy_table(
+        frame, "question_type", _type_order(frame["question_type"]), n_boot=n_boot, alpha=alpha, seed=seed
+    )
     present = [t for t in LONGMEMEVAL_TYPES if t in by_type.index]
-    task_averaged = float(by_type.loc[present, "accuracy"].mean()) if present \
-        else float(by_type["accuracy"].mean())
+    task_averaged = float(by_type.loc[present, "accuracy"].mean()) if present else float(by_type["accuracy"].mean())
     abstention = frame.loc[frame["is_abstention"].astype(bool), "correct"]
     return LongMemEvalReport(
         overall_accuracy=float(frame["correct"].mean()),
@@ -112,8 +118,14 @@ def longmemeval_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "er
     )
 
 
-def locomo_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "error",
-                  n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> LoCoMoReport:
+def locomo_report(
+    results: pd.DataFrame,
+    *,
+    on_missing: MissingPolicy = "error",
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> LoCoMoReport:
     """Mean F1 per category and overall, and J on categories 1-4, with bootstrap CIs.
 
     Needs ``category`` and at least one of ``f1`` / ``correct``.
@@ -134,8 +146,7 @@ def locomo_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "error",
     if "f1" in frame.columns:
         if frame["f1"].isna().any():
             raise ValueError(f"{int(frame['f1'].isna().sum())} rows have no f1 score")
-        f1_table = _named(_mean_table(frame, "category", order, "f1", n_boot=n_boot, alpha=alpha,
-                                      seed=seed))
+        f1_table = _named(_mean_table(frame, "category", order, "f1", n_boot=n_boot, alpha=alpha, seed=seed))
         f1_overall = float(frame["f1"].mean()) if len(frame) else float("nan")
     else:
         f1_table, f1_overall = _empty_table("f1"), float("nan")
@@ -145,15 +156,19 @@ def locomo_report(results: pd.DataFrame, *, on_missing: MissingPolicy = "error",
         j_frame = _with_correct(j_frame, (), on_missing)
     if "correct" in frame.columns and len(j_frame):
         j_order = [c for c in order if c in J_CATEGORIES]
-        j_table = _named(_accuracy_table(j_frame, "category", j_order, n_boot=n_boot, alpha=alpha,
-                                         seed=seed))
+        j_table = _named(_accuracy_table(j_frame, "category", j_order, n_boot=n_boot, alpha=alpha, seed=seed))
         j = float(j_frame["correct"].mean())
         j_ci = bootstrap_ci(j_frame["correct"].tolist(), n=n_boot, alpha=alpha, seed=seed)
     else:
         j_table, j, j_ci = _empty_table("accuracy"), float("nan"), None
-    return LoCoMoReport(f1_overall=f1_overall, f1_by_category=f1_table, j=j,
-                        j_n=len(j_frame) if j_ci is not None else 0, j_ci=j_ci,
-                        j_by_category=j_table)
+    return LoCoMoReport(
+        f1_overall=f1_overall,
+        f1_by_category=f1_table,
+        j=j,
+        j_n=len(j_frame) if j_ci is not None else 0,
+        j_ci=j_ci,
+        j_by_category=j_table,
+    )
 
 
 def _require(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
@@ -162,8 +177,7 @@ def _require(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
         raise ValueError(f"results are missing columns {missing}; have {list(frame.columns)}")
 
 
-def _with_correct(results: pd.DataFrame, columns: tuple[str, ...],
-                  on_missing: MissingPolicy) -> pd.DataFrame:
+def _with_correct(results: pd.DataFrame, columns: tuple[str, ...], on_missing: MissingPolicy) -> pd.DataFrame:
     """Rows with a float 0/1 ``correct``, judge failures handled per ``on_missing``."""
     _require(results, (*columns, "correct"))
     if on_missing not in ("error", "wrong", "drop"):
@@ -171,8 +185,10 @@ def _with_correct(results: pd.DataFrame, columns: tuple[str, ...],
     failed = results["correct"].isna()
     if failed.any() and on_missing == "error":
         ids = results.loc[failed, "question_id"].head(5).tolist() if "question_id" in results else []
-        raise ValueError(f"{int(failed.sum())} results have no verdict (e.g. {ids}); pass "
-                         "on_missing='wrong' or 'drop' to decide how they count")
+        raise ValueError(
+            f"{int(failed.sum())} results have no verdict (e.g. {ids}); pass "
+            "on_missing='wrong' or 'drop' to decide how they count"
+        )
     frame = results[~failed] if on_missing == "drop" else results
     try:
         values = frame["correct"].astype(object).where(frame["correct"].notna(), False).astype(float)
@@ -188,33 +204,38 @@ def _type_order(types: pd.Series) -> list[str]:
     return [t for t in LONGMEMEVAL_TYPES if t in present] + sorted(present - set(LONGMEMEVAL_TYPES))
 
 
-def _accuracy_table(frame: pd.DataFrame, key: str, order: list, *, n_boot: int, alpha: float,
-                    seed: int) -> pd.DataFrame:
+def _accuracy_table(
+    frame: pd.DataFrame, key: str, order: list, *, n_boot: int, alpha: float, seed: int
+) -> pd.DataFrame:
     table = _mean_table(frame, key, order, "correct", n_boot=n_boot, alpha=alpha, seed=seed)
     table = table.rename(columns={"correct": "accuracy"})
     table.insert(1, "n_correct", [int(frame.loc[frame[key] == k, "correct"].sum()) for k in order])
     return table
 
 
-def _mean_table(frame: pd.DataFrame, key: str, order: list, column: str, *, n_boot: int,
-                alpha: float, seed: int) -> pd.DataFrame:
+def _mean_table(
+    frame: pd.DataFrame, key: str, order: list, column: str, *, n_boot: int, alpha: float, seed: int
+) -> pd.DataFrame:
     rows = []
     for value in order:
         scores = frame.loc[frame[key] == value, column].astype(float).tolist()
         interval = bootstrap_ci(scores, n=n_boot, alpha=alpha, seed=seed)
-        rows.append({"n": len(scores), column: interval.mean, "ci_lo": interval.lo,
-                     "ci_hi": interval.hi})
+        rows.append({"n": len(scores), column: interval.mean, "ci_lo": interval.lo, "ci_hi": interval.hi})
     table = pd.DataFrame(rows, index=pd.Index(order, name=key))
     return table if rows else _empty_table(column)
 
 
 def _named(table: pd.DataFrame) -> pd.DataFrame:
     """Add LoCoMo's category names as the first column."""
-    return table.assign(name=[CATEGORY_NAMES[c] for c in table.index])[
-        ["name", *table.columns]]
+    return table.assign(name=[CATEGORY_NAMES[c] for c in table.index])[["name", *table.columns]]
 
 
 def _empty_table(column: str) -> pd.DataFrame:
-    return pd.DataFrame({"n": pd.Series(dtype=int), column: pd.Series(dtype=float),
-                         "ci_lo": pd.Series(dtype=float), "ci_hi": pd.Series(dtype=float)})
-
+    return pd.DataFrame(
+        {
+            "n": pd.Series(dtype=int),
+            column: pd.Series(dtype=float),
+            "ci_lo": pd.Series(dtype=float),
+            "ci_hi": pd.Series(dtype=float),
+        }
+    )

@@ -19,8 +19,9 @@ class ConfidenceInterval(NamedTuple):
     hi: float
 
 
-def bootstrap_ci(values: Sequence[bool | float], *, n: int = 2000, alpha: float = 0.05,
-                 seed: int = 0) -> ConfidenceInterval:
+def bootstrap_ci(
+    values: Sequence[bool | float], *, n: int = 2000, alpha: float = 0.05, seed: int = 0
+) -> ConfidenceInterval:
     """Mean of ``values`` and its ``1 - alpha`` percentile-bootstrap interval.
 
     Resamples ``values`` with replacement ``n`` times (numpy ``default_rng(seed)``, so the
@@ -45,7 +46,7 @@ def bootstrap_ci(values: Sequence[bool | float], *, n: int = 2000, alpha: float 
     for start in range(0, n, rows_per_chunk):
         rows = min(rows_per_chunk, n - start)
         picks = rng.integers(0, data.size, size=(rows, data.size))
-        means[start:start + rows] = data[picks].mean(axis=1)
+        means[start : start + rows] = data[picks].mean(axis=1)
     lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     mean = float(data.mean())
     # With very few resamples the quantiles can miss the mean; keep lo <= mean <= hi.

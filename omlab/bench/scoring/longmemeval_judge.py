@@ -44,45 +44,61 @@ DEFAULT_KEY = "default"
 PROMPT_KEYS: tuple[str, ...] = (*LONGMEMEVAL_TYPES, ABSTENTION_KEY)
 JUDGE_REQUEST_OPTIONS: dict[str, Any] = {"temperature": 0.0, "max_output_tokens": 10}
 
-_INTRO = ("You are checking a reply written by an assistant that has a long conversation history "
-          "with a user.")
+_INTRO = "You are checking a reply written by an assistant that has a long conversation history with a user."
 _SINGLE_WORD = "Reply with a single word: yes or no."
-_STANDARD = ("Say yes when the response states the reference answer, states something "
-             "equivalent to it, or works through steps that arrive at it. Say no when it gives a "
-             "different answer, or covers only part of what the reference answer requires.")
-_TEMPORAL = (_STANDARD + " Counts of days, weeks or months that differ from the reference by "
-             "one (for example 19 days where the reference says 18) still count as correct.")
-_UPDATE = ("The user's information changed over time and the reference answer is the most recent "
-           "value. Say yes when the response gives the reference answer; also mentioning older, "
-           "superseded information is fine as long as the answer it settles on is the reference "
-           "one. Otherwise say no.")
-_PREFERENCE = ("The reference below is a rubric describing a good personalised reply. Say yes "
-               "when the response fits it: it must recall and apply the user's personal "
-               "information correctly, but it need not cover every point of the rubric. "
-               "Otherwise say no.")
-_ABSTENTION = ("This question cannot be answered from the conversation history; the note below "
-               "says why. Say yes when the response recognises that it cannot answer, for "
-               "example by saying the information was never given or is incomplete, or that "
-               "related details exist but not the one asked about. Say no when it answers as if "
-               "the information were known.")
+_STANDARD = (
+    "Say yes when the response states the reference answer, states something "
+    "equivalent to it, or works through steps that arrive at it. Say no when it gives a "
+    "different answer, or covers only part of what the reference answer requires."
+)
+_TEMPORAL = (
+    _STANDARD + " Counts of days, weeks or months that differ from the reference by "
+    "one (for example 19 days where the reference says 18) still count as correct."
+)
+_UPDATE = (
+    "The user's information changed over time and the reference answer is the most recent "
+    "value. Say yes when the response gives the reference answer; also mentioning older, "
+    "superseded information is fine as long as the answer it settles on is the reference "
+    "one. Otherwise say no."
+)
+_PREFERENCE = (
+    "The reference below is a rubric describing a good personalised reply. Say yes "
+    "when the response fits it: it must recall and apply the user's personal "
+    "information correctly, but it need not cover every point of the rubric. "
+    "Otherwise say no."
+)
+_ABSTENTION = (
+    "This question cannot be answered from the conversation history; the note below "
+    "says why. Say yes when the response recognises that it cannot answer, for "
+    "example by saying the information was never given or is incomplete, or that "
+    "related details exist but not the one asked about. Say no when it answers as if "
+    "the information were known."
+)
 
 
 def _template(criteria: str, gold_label: str, closing: str = "Is the response correct?") -> str:
-    return (f"{_INTRO}\n\n{criteria}\n\nQuestion: {{question}}\n\n{gold_label}: {{answer}}\n\n"
-            f"Response: {{response}}\n\n{closing} {_SINGLE_WORD}")
+    return (
+        f"{_INTRO}\n\n{criteria}\n\nQuestion: {{question}}\n\n{gold_label}: {{answer}}\n\n"
+        f"Response: {{response}}\n\n{closing} {_SINGLE_WORD}"
+    )
 
 
-OMLAB_TEMPLATES: Mapping[str, str] = MappingProxyType({
-    "single-session-user": _template(_STANDARD, "Reference answer"),
-    "single-session-assistant": _template(_STANDARD, "Reference answer"),
-    "multi-session": _template(_STANDARD, "Reference answer"),
-    "temporal-reasoning": _template(_TEMPORAL, "Reference answer"),
-    "knowledge-update": _template(_UPDATE, "Reference answer"),
-    "single-session-preference": _template(_PREFERENCE, "Rubric"),
-    ABSTENTION_KEY: _template(_ABSTENTION, "Why it cannot be answered",
-                              "Does the response recognise that the question cannot be answered?"),
-    DEFAULT_KEY: _template(_STANDARD, "Reference answer"),
-})
+OMLAB_TEMPLATES: Mapping[str, str] = MappingProxyType(
+    {
+        "single-session-user": _template(_STANDARD, "Reference answer"),
+        "single-session-assistant": _template(_STANDARD, "Reference answer"),
+        "multi-session": _template(_STANDARD, "Reference answer"),
+        "temporal-reasoning": _template(_TEMPORAL, "Reference answer"),
+        "knowledge-update": _template(_UPDATE, "Reference answer"),
+        "single-session-preference": _template(_PREFERENCE, "Rubric"),
+        ABSTENTION_KEY: _template(
+            _ABSTENTION,
+            "Why it cannot be answered",
+            "Does the response recognise that the question cannot be answered?",
+        ),
+        DEFAULT_KEY: _template(_STANDARD, "Reference answer"),
+    }
+)
 
 
 class JudgePromptError(ValueError):
@@ -115,8 +131,10 @@ class JudgePrompts:
             return question.type
         if DEFAULT_KEY in self.templates:
             return DEFAULT_KEY
-        raise JudgePromptError(f"no judge template for question type {question.type!r} "
-                               f"(question {question.id!r}) in {self.source} and no 'default'")
+        raise JudgePromptError(
+            f"no judge template for question type {question.type!r} "
+            f"(question {question.id!r}) in {self.source} and no 'default'"
+        )
 
 
 DEFAULT_JUDGE_PROMPTS = JudgePrompts(OMLAB_TEMPLATES)
@@ -129,8 +147,7 @@ def judge_prompt(question: Question, hypothesis: str, prompts: JudgePrompts | No
     return _render(template, question.question, question.answer, hypothesis)
 
 
-def judge_messages(question: Question, hypothesis: str,
-                   prompts: JudgePrompts | None = None) -> list[ChatMessage]:
+def judge_messages(question: Question, hypothesis: str, prompts: JudgePrompts | None = None) -> list[ChatMessage]:
     """Chat messages for the judge: a single user message, no system prompt."""
     return [{"role": "user", "content": judge_prompt(question, hypothesis, prompts)}]
 
@@ -154,8 +171,9 @@ def load_judge_prompts(path: str | Path) -> JudgePrompts:
         raise JudgePromptError(f"{file}: expected a JSON object of key -> template")
     unknown = set(raw) - set(PROMPT_KEYS) - {DEFAULT_KEY}
     if unknown:
-        raise JudgePromptError(f"{file}: unknown keys {sorted(unknown)}; expected "
-                               f"{', '.join(PROMPT_KEYS)} or {DEFAULT_KEY}")
+        raise JudgePromptError(
+            f"{file}: unknown keys {sorted(unknown)}; expected {', '.join(PROMPT_KEYS)} or {DEFAULT_KEY}"
+        )
     required = {ABSTENTION_KEY} if DEFAULT_KEY in raw else set(PROMPT_KEYS)
     missing = sorted(required - set(raw))
     if missing:
@@ -168,8 +186,7 @@ def load_judge_prompts(path: str | Path) -> JudgePrompts:
 
 
 def _render(template: str, question: str, answer: str, response: str) -> str:
-    return template.format(question, answer, response,
-                           question=question, answer=answer, response=response)
+    return template.format(question, answer, response, question=question, answer=answer, response=response)
 
 
 def _check_template(template: str, where: str) -> None:
@@ -177,9 +194,12 @@ def _check_template(template: str, where: str) -> None:
     try:
         rendered = _render(template, *sentinels)
     except (IndexError, KeyError, ValueError) as exc:
-        raise JudgePromptError(f"{where}: bad template ({type(exc).__name__}: {exc}); use three "
-                               "'{}' or {question}/{answer}/{response}") from exc
+        raise JudgePromptError(
+            f"{where}: bad template ({type(exc).__name__}: {exc}); use three "
+            "'{}' or {question}/{answer}/{response}"
+        ) from exc
     for name, sentinel in zip(("question", "answer", "response"), sentinels, strict=True):
         if rendered.count(sentinel) != 1:
-            raise JudgePromptError(f"{where}: template must use the {name} exactly once, "
-                                   f"uses it {rendered.count(sentinel)} times")
+            raise JudgePromptError(
+                f"{where}: template must use the {name} exactly once, uses it {rendered.count(sentinel)} times"
+            )

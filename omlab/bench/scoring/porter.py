@@ -13,10 +13,22 @@ from collections.abc import Callable
 from functools import lru_cache
 
 _IRREGULAR: dict[str, str] = {
-    "skies": "sky", "sky": "sky", "dying": "die", "lying": "lie", "tying": "tie", "news": "news",
-    "innings": "inning", "inning": "inning", "outings": "outing", "outing": "outing",
-    "cannings": "canning", "canning": "canning", "howe": "howe", "proceed": "proceed",
-    "exceed": "exceed", "succeed": "succeed",
+    "skies": "sky",
+    "sky": "sky",
+    "dying": "die",
+    "lying": "lie",
+    "tying": "tie",
+    "news": "news",
+    "innings": "inning",
+    "inning": "inning",
+    "outings": "outing",
+    "outing": "outing",
+    "cannings": "canning",
+    "canning": "canning",
+    "howe": "howe",
+    "proceed": "proceed",
+    "exceed": "exceed",
+    "succeed": "succeed",
 }
 _VOWELS = frozenset("aeiou")
 
@@ -53,8 +65,12 @@ def _ends_double_consonant(word: str) -> bool:
 def _ends_cvc(word: str) -> bool:
     """Porter's ``*o`` (consonant-vowel-consonant, last not w/x/y), plus NLTK's 2-letter ``vc``."""
     if len(word) >= 3:
-        return (_is_consonant(word, len(word) - 3) and not _is_consonant(word, len(word) - 2)
-                and _is_consonant(word, len(word) - 1) and word[-1] not in "wxy")
+        return (
+            _is_consonant(word, len(word) - 3)
+            and not _is_consonant(word, len(word) - 2)
+            and _is_consonant(word, len(word) - 1)
+            and word[-1] not in "wxy"
+        )
     return len(word) == 2 and not _is_consonant(word, 0) and _is_consonant(word, 1)
 
 
@@ -75,8 +91,7 @@ def _apply_first(word: str, rules: list[_Rule]) -> str:
 def _step1a(word: str) -> str:
     if word.endswith("ies") and len(word) == 4:
         return word[:-3] + "ie"
-    return _apply_first(word, [("sses", "ss", None), ("ies", "i", None), ("ss", "ss", None),
-                               ("s", "", None)])
+    return _apply_first(word, [("sses", "ss", None), ("ies", "i", None), ("ss", "ss", None), ("s", "", None)])
 
 
 def _step1b(word: str) -> str:
@@ -92,13 +107,16 @@ def _step1b(word: str) -> str:
     else:
         return word
     last = stem[-1]
-    return _apply_first(stem, [
-        ("at", "ate", None),
-        ("bl", "ble", None),
-        ("iz", "ize", None),
-        ("*d", last, lambda _: last not in "lsz"),
-        ("", "e", lambda s: _measure(s) == 1 and _ends_cvc(s)),
-    ])
+    return _apply_first(
+        stem,
+        [
+            ("at", "ate", None),
+            ("bl", "ble", None),
+            ("iz", "ize", None),
+            ("*d", last, lambda _: last not in "lsz"),
+            ("", "e", lambda s: _measure(s) == 1 and _ends_cvc(s)),
+        ],
+    )
 
 
 def _step1c(word: str) -> str:
@@ -108,31 +126,63 @@ def _step1c(word: str) -> str:
 def _step2(word: str) -> str:
     if word.endswith("alli") and _positive_measure(word[:-4]):
         return _step2(word[:-4] + "al")
-    rules: list[_Rule] = [(suffix, replacement, _positive_measure) for suffix, replacement in (
-        ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-        ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"),
-        ("ization", "ize"), ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"),
-        ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"),
-        ("biliti", "ble"), ("fulli", "ful"),
-    )]
+    rules: list[_Rule] = [
+        (suffix, replacement, _positive_measure)
+        for suffix, replacement in (
+            ("ational", "ate"),
+            ("tional", "tion"),
+            ("enci", "ence"),
+            ("anci", "ance"),
+            ("izer", "ize"),
+            ("bli", "ble"),
+            ("alli", "al"),
+            ("entli", "ent"),
+            ("eli", "e"),
+            ("ousli", "ous"),
+            ("ization", "ize"),
+            ("ation", "ate"),
+            ("ator", "ate"),
+            ("alism", "al"),
+            ("iveness", "ive"),
+            ("fulness", "ful"),
+            ("ousness", "ous"),
+            ("aliti", "al"),
+            ("iviti", "ive"),
+            ("biliti", "ble"),
+            ("fulli", "ful"),
+        )
+    ]
     # The 'l' of 'logi' stays with the stem, so short stems like 'geo'/'theo' qualify.
     rules.append(("logi", "log", lambda _: _positive_measure(word[:-3])))
     return _apply_first(word, rules)
 
 
 def _step3(word: str) -> str:
-    return _apply_first(word, [(suffix, replacement, _positive_measure) for suffix, replacement in (
-        ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"),
-        ("ful", ""), ("ness", ""),
-    )])
+    return _apply_first(
+        word,
+        [
+            (suffix, replacement, _positive_measure)
+            for suffix, replacement in (
+                ("icate", "ic"),
+                ("ative", ""),
+                ("alize", "al"),
+                ("iciti", "ic"),
+                ("ical", "ic"),
+                ("ful", ""),
+                ("ness", ""),
+            )
+        ],
+    )
 
 
 def _step4(word: str) -> str:
     def above_one(stem: str) -> bool:
         return _measure(stem) > 1
 
-    rules: list[_Rule] = [(suffix, "", above_one) for suffix in (
-        "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent")]
+    rules: list[_Rule] = [
+        (suffix, "", above_one)
+        for suffix in ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent")
+    ]
     rules.append(("ion", "", lambda s: _measure(s) > 1 and s[-1:] in ("s", "t")))
     rules += [(suffix, "", above_one) for suffix in ("ou", "ism", "ate", "iti", "ous", "ive", "ize")]
     return _apply_first(word, rules)

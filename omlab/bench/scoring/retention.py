@@ -53,8 +53,7 @@ def _context_index(context_text: str) -> tuple[str, frozenset[str]]:
     return f" {normalised} ", frozenset(porter_stem(word) for word in normalised.split())
 
 
-def answer_retained(answer: str, context_text: str, *,
-                    threshold: float = DEFAULT_ANSWER_THRESHOLD) -> bool:
+def answer_retained(answer: str, context_text: str, *, threshold: float = DEFAULT_ANSWER_THRESHOLD) -> bool:
     """Is the gold answer still present in the context? (rules in the module docstring)."""
     _check_threshold(threshold)
     phrase = normalize_answer(answer)
@@ -67,8 +66,9 @@ def answer_retained(answer: str, context_text: str, *,
     return len(tokens & vocabulary) / len(tokens) >= threshold
 
 
-def evidence_retained(evidence_turn_texts: Sequence[str], context_text: str, *,
-                      threshold: float | None = None) -> float:
+def evidence_retained(
+    evidence_turn_texts: Sequence[str], context_text: str, *, threshold: float | None = None
+) -> float:
     """How much of the evidence turns survives in the context (rules in the module docstring)."""
     if threshold is not None:
         _check_threshold(threshold)

@@ -64,9 +64,7 @@ _PROMPT_RE = re.compile(
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
 _CLOSING_RE = re.compile(r"\n[ \t]*\n(?P<closing>[^\n]*\b(?:yes|no)\b[^\n]*)\s*\Z", re.IGNORECASE)
-_UNANSWERABLE_RE = re.compile(
-    r"cannot be answered|unanswerable|not answerable|identify the question as", re.IGNORECASE
-)
+_UNANSWERABLE_RE = re.compile(r"cannot be answered|unanswerable|not answerable|identify the question as", re.IGNORECASE)
 _OFF_BY_ONE_RE = re.compile(r"off[- ]by[- ]one|differ(?:s)? from the reference by one", re.IGNORECASE)
 _ALTERNATIVES_RE = re.compile(r"\bor\b|\balso (?:acceptable|correct|fine)\b|\beither\b", re.IGNORECASE)
 _ACCEPTABLE_RE = re.compile(r"\b(?:(?:is|are)\s+)?also\s+(?:acceptable|correct|fine)\b", re.IGNORECASE)

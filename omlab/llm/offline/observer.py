@@ -85,9 +85,7 @@ _DONE_RE = re.compile(
     re.IGNORECASE,
 )
 _SHORT_DONE_RE = re.compile(r"\b(?:done|solved|fixed|resolved|sorted|finished)\b", re.IGNORECASE)
-_NEGATION_RE = re.compile(
-    r"\b(?:not|never|still|but|however|error|fails?|failed|broken)\b|n't|n’t", re.IGNORECASE
-)
+_NEGATION_RE = re.compile(r"\b(?:not|never|still|but|however|error|fails?|failed|broken)\b|n't|n’t", re.IGNORECASE)
 _THIRD_PERSON = (
     (re.compile(r"\bI(?:'m|’m)\b"), "they're"),
     (re.compile(r"\bI am\b"), "they are"),
@@ -194,9 +192,7 @@ class _TaskState:
     last_kind: str | None = None
 
 
-def _observe_thread(
-    thread: ThreadHistory, prior: PriorMetadata, seen: set[str]
-) -> tuple[list[str], list[str]]:
+def _observe_thread(thread: ThreadHistory, prior: PriorMetadata, seen: set[str]) -> tuple[list[str], list[str]]:
     body: list[str] = []
     state = _TaskState()
     current_day = None
@@ -207,9 +203,7 @@ def _observe_thread(
         entry = entries[index]
         if entry.role.startswith("Tool "):
             end = index
-            while (
-                end < len(entries) and entries[end].role.startswith("Tool ") and entries[end].day == entry.day
-            ):
+            while end < len(entries) and entries[end].role.startswith("Tool ") and entries[end].day == entry.day:
                 end += 1
             lines = [_tool_line(entries[index:end])]
             state.last_kind = "tool"
@@ -241,18 +235,12 @@ def _entry_lines(entry: Entry, owner: str, state: _TaskState, seen: set[str]) ->
     if entry.role == "Assistant":
         return _assistant_lines(entry)
     if entry.role == "Reasoning":
-        return [
-            _Line(
-                GREEN, entry.minutes, "Assistant reasoned: " + _clip(_flatten(entry.text), MINOR_WORD_BUDGET)
-            )
-        ]
+        return [_Line(GREEN, entry.minutes, "Assistant reasoned: " + _clip(_flatten(entry.text), MINOR_WORD_BUDGET))]
     if entry.role == "System-reminder":
         text = "System reminder (not from the user): " + _clip(_flatten(entry.text), MINOR_WORD_BUDGET)
         return [_Line(GREEN, entry.minutes, text)]
     if entry.role in ("Image", "File"):
-        return [
-            _Line(YELLOW, entry.minutes, f"{owner} shared {_clip(_flatten(entry.text), MINOR_WORD_BUDGET)}")
-        ]
+        return [_Line(YELLOW, entry.minutes, f"{owner} shared {_clip(_flatten(entry.text), MINOR_WORD_BUDGET)}")]
     text = _compress(entry.text, ASSISTANT_WORD_BUDGET, _assistant_score)
     return [_Line(YELLOW, entry.minutes, f"{entry.role}: {text}")] if text else []
 
@@ -391,11 +379,7 @@ def _assistant_lines(entry: Entry) -> list[_Line]:
     text = f"{text} — {outro}" if text and outro else text or outro
     if not text:
         return []
-    return [
-        _Line(
-            YELLOW, entry.minutes, _assistant_lead(text) + meaning_suffix(text, entry.day), kind="assistant"
-        )
-    ]
+    return [_Line(YELLOW, entry.minutes, _assistant_lead(text) + meaning_suffix(text, entry.day), kind="assistant")]
 
 
 def _assistant_lead(text: str) -> str:
@@ -525,9 +509,7 @@ def _flatten(text: str) -> str:
 
 def _proper_nouns(sentence: str) -> int:
     words = sentence.split()
-    return sum(
-        1 for word in words[1:] if word[:1].isupper() and word.strip(".,!?;:'\"") not in ("I", "I'm", "I've")
-    )
+    return sum(1 for word in words[1:] if word[:1].isupper() and word.strip(".,!?;:'\"") not in ("I", "I'm", "I've"))
 
 
 def _third_person(text: str) -> str:

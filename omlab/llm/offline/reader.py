@@ -170,9 +170,7 @@ _DATE_PATTERNS = (
     ),
     re.compile(r"\b(?P<year>\d{4})[/-](?P<num>\d{1,2})[/-](?P<day>\d{1,2})\b"),
 )
-_MONTH_DAY_RE = re.compile(
-    rf"\b{_MONTH_RE}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.IGNORECASE
-)
+_MONTH_DAY_RE = re.compile(rf"\b{_MONTH_RE}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d{{4}})", re.IGNORECASE)
 
 
 def parse_date(text: str) -> date | None:
@@ -263,9 +261,7 @@ def parse_reader_request(messages: Sequence[ChatMessage]) -> ReaderRequest:
     question = _ANSWER_CUE_RE.sub("", question).strip()
     if not question:
         raise ValueError("reader request has an empty question in its last user message")
-    current = _current_date(
-        final, [message_text(m) for m in messages[:last_user] if m.get("role") == "system"]
-    )
+    current = _current_date(final, [message_text(m) for m in messages[:last_user] if m.get("role") == "system"])
     preamble = _CURRENT_DATE_RE.sub("", preamble)
 
     context: list[ChatMessage] = list(messages[:last_user]) + [{"role": "user", "content": preamble}]
@@ -417,10 +413,7 @@ def rank_snippets(question: str, snippets: Sequence[Snippet]) -> list[Ranked]:
             continue
         length = sum(document.values())
         score = sum(
-            idf[t]
-            * document[t]
-            * (BM25_K1 + 1)
-            / (document[t] + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+            idf[t] * document[t] * (BM25_K1 + 1) / (document[t] + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
             for t in matched
         )
         ranked.append(Ranked(snippet, score, sum(idf[t] for t in matched) / total_idf, matched))
@@ -437,8 +430,7 @@ def best_snippets(question: str, ranked: Sequence[Ranked]) -> list[Ranked]:
     eligible = [
         r
         for r in ranked
-        if r.coverage >= MIN_COVERAGE
-        or (topics and topics <= set(r.matched) and r.coverage >= MIN_TOPIC_COVERAGE)
+        if r.coverage >= MIN_COVERAGE or (topics and topics <= set(r.matched) and r.coverage >= MIN_TOPIC_COVERAGE)
     ]
     if not eligible:
         return []
@@ -452,9 +444,7 @@ def best_snippets(question: str, ranked: Sequence[Ranked]) -> list[Ranked]:
 
 # --- answering ------------------------------------------------------------------------------------
 
-_ANNOTATION_RE = re.compile(
-    r"\s*\((?P<kind>meaning|estimated)\s+(?P<what>[^()]*?)(?:\s+-\s+[^()]*)?\)", re.IGNORECASE
-)
+_ANNOTATION_RE = re.compile(r"\s*\((?P<kind>meaning|estimated)\s+(?P<what>[^()]*?)(?:\s+-\s+[^()]*)?\)", re.IGNORECASE)
 _LEAD_RE = re.compile(
     r"^(?:User|Assistant)\s+(?:stated|said|mentioned|noted|explained|shared|reported|confirmed|asked|replied|"
     r"recommended|suggested)(?:\s+that)?[:,]?\s+",
@@ -465,9 +455,7 @@ _COUNT_RE = re.compile(
     r"^\s*(?:how (?:many|much|long|old|far|often)\b|what (?:is|was) the (?:number|total|amount|price|cost)\b)",
     re.IGNORECASE,
 )
-_WHEN_RE = re.compile(
-    r"^\s*(?:when\b|(?:what|which) (?:date|day|month|year)\b|on what (?:date|day)\b)", re.IGNORECASE
-)
+_WHEN_RE = re.compile(r"^\s*(?:when\b|(?:what|which) (?:date|day|month|year)\b|on what (?:date|day)\b)", re.IGNORECASE)
 _WHO_RE = re.compile(r"^\s*(?:who|whom|whose)\b|\bnamed?\b", re.IGNORECASE)
 _WHERE_RE = re.compile(
     r"^\s*(?:where\b|(?:what|which) (?:city|country|place|town|state|restaurant|store|shop|venue|school|university)\b)",
@@ -481,9 +469,7 @@ _NUMBER_SPAN_RE = re.compile(
 _CAPITALISED_RE = re.compile(r"\b[A-Z][\w'’&.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’&.-]*)*")
 _NOT_NAMES = frozenset({"user", "assistant", "i", "i'm", "i've", "i'd", "i'll", "the", "a", "an", "they", "their",
                         "he", "she", "we", "it", "my", "this", "that", "date", *_MONTHS, *_WEEKDAYS})  # fmt: skip
-_PLACE_PREPOSITION_RE = re.compile(
-    r"\b(?:in|at|to|from|near|into|around|visit(?:ed|ing)?)\s+$", re.IGNORECASE
-)
+_PLACE_PREPOSITION_RE = re.compile(r"\b(?:in|at|to|from|near|into|around|visit(?:ed|ing)?)\s+$", re.IGNORECASE)
 _QUOTE_RE = re.compile(r"[\"“](?P<q>[^\"”]{2,120})[\"”]")
 
 
@@ -576,9 +562,7 @@ def _number_span(text: str, matched: Sequence[str]) -> str | None:
     ]
     if not spans:
         return None
-    anchors = [
-        m.start() for m in re.finditer(r"[^\W_]+", plain) if stem(normalise_tokens(m.group())[0]) in matched
-    ]
+    anchors = [m.start() for m in re.finditer(r"[^\W_]+", plain) if stem(normalise_tokens(m.group())[0]) in matched]
 
     def distance(span: re.Match[str]) -> tuple[int, int]:
         return min((abs(span.start() - a) for a in anchors), default=0), span.start()

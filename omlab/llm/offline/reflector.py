@@ -39,9 +39,7 @@ _LINE_RE = re.compile(
 )
 _DATE_LINE_RE = re.compile(r"^Date:\s*(?P<mon>[A-Z][a-z]{2})[a-z]*\.? (?P<day>\d{1,2}),? (?P<year>\d{4})\s*$")
 _THREAD_OPEN_RE = re.compile(r"""^\s*<thread id=["'](?P<id>[^"']*)["'][^>]*>\s*$""")
-_SKIPPED_LINE_RE = re.compile(
-    r"^\s*(?:</?observations>|</?observation-group\b[^>]*>|--- message boundary .* ---)\s*$"
-)
+_SKIPPED_LINE_RE = re.compile(r"^\s*(?:</?observations>|</?observation-group\b[^>]*>|--- message boundary .* ---)\s*$")
 _HINT_BLOCK_RE = re.compile(
     r"^\s*<(current-task|suggested-response|thread-title)>.*?</\1>\s*$", re.DOTALL | re.MULTILINE
 )
@@ -483,8 +481,6 @@ def _day_ordinal(match: re.Match[str] | None) -> int:
     if match is None or match["mon"] not in MONTH_ABBREVIATIONS:
         return 0
     try:
-        return date(
-            int(match["year"]), MONTH_ABBREVIATIONS.index(match["mon"]) + 1, int(match["day"])
-        ).toordinal()
+        return date(int(match["year"]), MONTH_ABBREVIATIONS.index(match["mon"]) + 1, int(match["day"])).toordinal()
     except ValueError:
         return 0

@@ -21,9 +21,7 @@ def require_columns(frame: pd.DataFrame, columns: Iterable[str], *, frame_name: 
         return
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(
-            f"{plot}: {frame_name} frame is missing columns {missing}; it has {list(frame.columns)}"
-        )
+        raise ValueError(f"{plot}: {frame_name} frame is missing columns {missing}; it has {list(frame.columns)}")
 
 
 def numeric(series: pd.Series) -> pd.Series:
@@ -55,7 +53,5 @@ def single_value(frame: pd.DataFrame, column: str, *, plot: str, option: str) ->
     values = sorted(frame[column].dropna().astype(str).unique())
     if len(values) > 1:
         shown = ", ".join(values[:8]) + (", ..." if len(values) > 8 else "")
-        raise ValueError(
-            f"{plot}: the frame holds {len(values)} values of {column} ({shown}); pick one with {option}="
-        )
+        raise ValueError(f"{plot}: the frame holds {len(values)} values of {column} ({shown}); pick one with {option}=")
     return values[0] if values else None

@@ -57,16 +57,24 @@ def place_labels(ax: Axes, labels: Sequence[PointLabel]) -> int:
     frame = ax.get_window_extent()
     points = [ax.transData.transform((label.x, label.y)) for label in labels]
     taken: list[Bbox] = [
-        Bbox.from_bounds(px - _MARKER_HALF_WIDTH_PX, py - _MARKER_HALF_WIDTH_PX,
-                         2 * _MARKER_HALF_WIDTH_PX, 2 * _MARKER_HALF_WIDTH_PX)
+        Bbox.from_bounds(
+            px - _MARKER_HALF_WIDTH_PX, py - _MARKER_HALF_WIDTH_PX, 2 * _MARKER_HALF_WIDTH_PX, 2 * _MARKER_HALF_WIDTH_PX
+        )
         for px, py in points
     ]
     left_out = 0
     for label in labels:
         for dx, dy, ha, va in _SPOTS:
-            options = {"xytext": (dx, dy), "textcoords": "offset points", "ha": ha, "va": va,
-                       "fontsize": FONT.annotation, "color": label.color, "in_layout": False,
-                       "bbox": _BACKING}
+            options = {
+                "xytext": (dx, dy),
+                "textcoords": "offset points",
+                "ha": ha,
+                "va": va,
+                "fontsize": FONT.annotation,
+                "color": label.color,
+                "in_layout": False,
+                "bbox": _BACKING,
+            }
             text = ax.annotate(label.text, (label.x, label.y), **options)
             box = text.get_window_extent()
             inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
@@ -80,4 +88,3 @@ def place_labels(ax: Axes, labels: Sequence[PointLabel]) -> int:
         else:
             left_out += 1
     return left_out
-

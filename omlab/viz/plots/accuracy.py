@@ -152,9 +152,7 @@ def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, see
     for group, values in scored.groupby(scored["question_type"].astype(str))["_score"]:
         rows.append(_ci_row(group, values, subset=False, n_boot=n_boot, seed=seed))
     if "is_abstention" in scored.columns:
-        abstention = scored.loc[
-            scored["is_abstention"].astype("boolean").fillna(False).astype(bool), "_score"
-        ]
+        abstention = scored.loc[scored["is_abstention"].astype("boolean").fillna(False).astype(bool), "_score"]
         if len(abstention):
             rows.append(_ci_row(ABSTENTION_KEY, abstention, subset=True, n_boot=n_boot, seed=seed))
     table = _in_display_order(pd.DataFrame(rows))

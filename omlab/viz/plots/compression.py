@@ -119,9 +119,7 @@ def plot_compression(
             reason=f"no completed {operation} cycles with token counts",
         )
     colors = {SYNC: EVENT_COLORS[operation], ACTIVATED: EVENT_COLORS["activation"]}
-    ax.bar(
-        cycles["cycle"], cycles["ratio"], color=[colors[s] for s in cycles["source"]], width=0.8, alpha=0.85
-    )
+    ax.bar(cycles["cycle"], cycles["ratio"], color=[colors[s] for s in cycles["source"]], width=0.8, alpha=0.85)
     ax.plot(
         cycles["cycle"],
         cycles["cumulative_ratio"],

@@ -173,9 +173,7 @@ def _markers_from_step_flags(steps: pd.DataFrame) -> pd.DataFrame:
         chunks = numeric(steps["buffered_chunks"]).fillna(0)
         picks.append(("buffering", chunks.diff().fillna(chunks) > 0))
     frames = [
-        pd.DataFrame(
-            {"kind": kind, "ts": steps.loc[mask, "ts"], "step": steps.loc[mask, "step"], "blocked_s": np.nan}
-        )
+        pd.DataFrame({"kind": kind, "ts": steps.loc[mask, "ts"], "step": steps.loc[mask, "step"], "blocked_s": np.nan})
         for kind, mask in picks
         if mask.any()
     ]
@@ -304,9 +302,7 @@ def _naive_utc(times: pd.Series) -> np.ndarray:
     return utc_times(times).dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
 
 
-def _draw_series(
-    ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered: bool, show_context: bool
-) -> float:
+def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered: bool, show_context: bool) -> float:
     """Draw the token lines; return the highest value drawn."""
     pending = numeric(frame["pending_tokens"])
     observations = numeric(frame["observation_tokens"])
@@ -335,9 +331,7 @@ def _draw_series(
     return float(top) if np.isfinite(top) else 0.0
 
 
-def _draw_limit(
-    ax: Axes, xs: np.ndarray, values: pd.Series, *, color: str, linestyle: str, label: str
-) -> float:
+def _draw_limit(ax: Axes, xs: np.ndarray, values: pd.Series, *, color: str, linestyle: str, label: str) -> float:
     """A threshold: a horizontal line when constant, a step line when it moves; NaN when absent."""
     limits = numeric(values)
     distinct = limits.dropna().unique()

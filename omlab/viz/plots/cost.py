@@ -55,11 +55,7 @@ def call_groups(calls: pd.DataFrame, dimension: Dimension) -> pd.Series:
     if dimension == "role":
         return calls["role"].astype(str)
     if dimension == "model":
-        return (
-            calls["resolved_model"]
-            .where(calls["resolved_model"].notna(), calls["requested_model"])
-            .astype(str)
-        )
+        return calls["resolved_model"].where(calls["resolved_model"].notna(), calls["requested_model"]).astype(str)
     if dimension == "tier":
         return numeric(calls["tier"]).map(tier_label)
     raise ValueError(f"{PLOT}: by/stack must be one of {_DIMENSIONS}, got {dimension!r}")

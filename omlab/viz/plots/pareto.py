@@ -32,9 +32,7 @@ POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
 _LABEL_ALL_UP_TO = 15
 
 
-def pareto_front(
-    df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True, maximize_y: bool = True
-) -> pd.Series:
+def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True, maximize_y: bool = True) -> pd.Series:
     """Which rows are Pareto-optimal in ``(x, y)``.
 
     Row ``i`` is dominated when some row ``j`` is at least as good on both columns and strictly
@@ -154,9 +152,17 @@ def plot_cost_vs_accuracy(
     legend_below(ax, ncol=1)  # the legend is part of the layout the labels are placed in
     left_out = place_labels(ax, labels)
     if left_out:
-        ax.text(1.0, 1.01, f"{left_out} label{'s' if left_out > 1 else ''} left out where they would overlap",
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=FONT.annotation, color=GREY,
-                in_layout=False)
+        ax.text(
+            1.0,
+            1.01,
+            f"{left_out} label{'s' if left_out > 1 else ''} left out where they would overlap",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=FONT.annotation,
+            color=GREY,
+            in_layout=False,
+        )
     return ax
 
 
@@ -169,7 +175,10 @@ def _point_labels(frame: pd.DataFrame, label: str, on_front: np.ndarray, named) 
     labels = []
     for (x, y), rows in sorted(groups.items(), key=lambda item: (not on_front[item[1][0]], item[0])):
         names = [str(frame[label].iloc[i]) for i in rows]
-        text = names[0] if len(names) == 1 else (
-            ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more")
+        text = (
+            names[0]
+            if len(names) == 1
+            else (", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more")
+        )
         labels.append(PointLabel(x, y, text, BLACK if on_front[rows[0]] else GREY))
     return labels

@@ -74,23 +74,17 @@ def tier_table(calls: pd.DataFrame, *, role: str | None = None) -> pd.DataFrame:
             cost_usd=numeric(routed["cost_usd"]).fillna(0),
             calls=1,
         )
-        .groupby(["tier", "resolved_model"], as_index=False)[
-            ["calls", "input_tokens", "output_tokens", "cost_usd"]
-        ]
+        .groupby(["tier", "resolved_model"], as_index=False)[["calls", "input_tokens", "output_tokens", "cost_usd"]]
         .sum()
         .sort_values(["tier", "calls"], ascending=[True, False], kind="stable")
         .reset_index(drop=True)
     )
-    table["label"] = [
-        f"{tier_label(t)}\n→ {m}" for t, m in zip(table["tier"], table["resolved_model"], strict=True)
-    ]
+    table["label"] = [f"{tier_label(t)}\n→ {m}" for t, m in zip(table["tier"], table["resolved_model"], strict=True)]
     table["share_calls"] = table["calls"] / table["calls"].sum()
     table["share_input_tokens"] = (
         table["input_tokens"] / table["input_tokens"].sum() if table["input_tokens"].sum() > 0 else np.nan
     )
-    table["share_cost"] = (
-        table["cost_usd"] / table["cost_usd"].sum() if table["cost_usd"].sum() > 0 else np.nan
-    )
+    table["share_cost"] = table["cost_usd"] / table["cost_usd"].sum() if table["cost_usd"].sum() > 0 else np.nan
     return table[columns]
 
 

@@ -39,5 +39,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'omlab.viz.widgets' has no attribute {name!r}")
 
 
-__all__ = ["KNOBS", "CompareState", "CompareView", "ExplorerState", "ExplorerView", "RunSide", "WhatIfState",
-           "WhatIfView", "compare", "explore", "what_if"]
+__all__ = [
+    "KNOBS",
+    "CompareState",
+    "CompareView",
+    "ExplorerState",
+    "ExplorerView",
+    "RunSide",
+    "WhatIfState",
+    "WhatIfView",
+    "compare",
+    "explore",
+    "what_if",
+]

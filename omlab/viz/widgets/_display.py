@@ -14,8 +14,10 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-INSTALL_HINT = ("omlab's notebook widgets need ipywidgets (>= 8.1), which is one of omlab's dependencies; "
-                "install it into this environment with: pip install 'ipywidgets>=8.1'")
+INSTALL_HINT = (
+    "omlab's notebook widgets need ipywidgets (>= 8.1), which is one of omlab's dependencies; "
+    "install it into this environment with: pip install 'ipywidgets>=8.1'"
+)
 
 
 def ipywidgets() -> ModuleType:
@@ -45,8 +47,9 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int = 40, digits: int = 2) -> s
     if frame.empty:
         return "<i>nothing here</i>"
     shown = frame.head(max_rows)
-    table = shown.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.{digits}f}",
-                          classes="omlab-table", escape=True)
+    table = shown.to_html(
+        index=False, border=0, na_rep="", float_format=lambda v: f"{v:,.{digits}f}", classes="omlab-table", escape=True
+    )
     more = f"<div><i>{len(frame) - max_rows} more rows</i></div>" if len(frame) > max_rows else ""
     return f"<div style='font-size:12px'>{table}{more}</div>"
 
@@ -54,8 +57,9 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int = 40, digits: int = 2) -> s
 def text_html(text: str, *, height_px: int = 260, empty: str = "(empty)") -> str:
     """``text`` as a scrollable preformatted block."""
     body = html.escape(text) if text else f"<i>{html.escape(empty)}</i>"
-    return (f"<pre style='max-height:{height_px}px;overflow:auto;white-space:pre-wrap;font-size:12px;"
-            f"margin:0'>{body}</pre>")
+    return (
+        f"<pre style='max-height:{height_px}px;overflow:auto;white-space:pre-wrap;font-size:12px;margin:0'>{body}</pre>"
+    )
 
 
 def message_html(error: str | None, note: str = "") -> str:

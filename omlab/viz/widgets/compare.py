@@ -61,26 +61,30 @@ class CompareView:
         widgets = ipywidgets()
         self.state = state
         conversations = state.conversations()
-        self.conversation = widgets.Dropdown(description="conversation", options=conversations,
-                                             value=conversations[0] if conversations else None)
+        self.conversation = widgets.Dropdown(
+            description="conversation", options=conversations, value=conversations[0] if conversations else None
+        )
         self.timelines = widgets.Image(format="png")
         self.costs = widgets.Image(format="png")
         self.accuracy = widgets.Image(format="png")
         self.metrics = widgets.HTML()
         self.timeline_table = widgets.HTML()
         left, right = state.sides()
-        self.widget = widgets.VBox([
-            widgets.HTML(f"<b>left:</b> {left.label} ({left.run_id}) &nbsp; <b>right:</b> {right.label} "
-                         f"({right.run_id})"),
-            self.conversation,
-            self.timelines,
-            widgets.HTML("<b>timeline summary (right - left)</b>"),
-            self.timeline_table,
-            self.costs,
-            self.accuracy,
-            widgets.HTML("<b>metrics (group 'all'; right - left)</b>"),
-            self.metrics,
-        ])
+        self.widget = widgets.VBox(
+            [
+                widgets.HTML(
+                    f"<b>left:</b> {left.label} ({left.run_id}) &nbsp; <b>right:</b> {right.label} ({right.run_id})"
+                ),
+                self.conversation,
+                self.timelines,
+                widgets.HTML("<b>timeline summary (right - left)</b>"),
+                self.timeline_table,
+                self.costs,
+                self.accuracy,
+                widgets.HTML("<b>metrics (group 'all'; right - left)</b>"),
+                self.metrics,
+            ]
+        )
         self.conversation.observe(self._on_conversation, names="value")
         if conversations:
             state.select_conversation(conversations[0])
@@ -103,7 +107,8 @@ class CompareView:
     def _draw_conversation(self) -> None:
         state = self.state
         self.timelines.value = figure_png(
-            side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE))
+            side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE)
+        )
         self.timeline_table.value = frame_html(state.timeline_diff(), digits=1)
 
 

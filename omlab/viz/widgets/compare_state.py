@@ -54,8 +54,9 @@ class CompareState:
         known = set(runs["run_id"].astype(str))
         for side, run_id in (("left", left), ("right", right)):
             if run_id not in known:
-                raise ValueError(f"CompareState: {side} run {run_id!r} is not in {self.catalog.results_dir}; "
-                                 f"runs: {sorted(known)}")
+                raise ValueError(
+                    f"CompareState: {side} run {run_id!r} is not in {self.catalog.results_dir}; runs: {sorted(known)}"
+                )
         left_label, right_label = side_labels(runs, left, right)
         self.left = self._side(left, left_label)
         self.right = self._side(right, right_label)
@@ -78,8 +79,10 @@ class CompareState:
             ValueError: A conversation that is not in both runs.
         """
         if conversation_id is not None and conversation_id not in self.conversations():
-            raise ValueError(f"CompareState: conversation {conversation_id!r} is not in both runs; "
-                             f"shared: {self.conversations()[:10]}")
+            raise ValueError(
+                f"CompareState: conversation {conversation_id!r} is not in both runs; "
+                f"shared: {self.conversations()[:10]}"
+            )
         self.conversation_id = conversation_id
 
     def timeline(self, side: RunSide) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -88,8 +91,10 @@ class CompareState:
         conversation = self.conversation_id or (self.conversations() or [None])[0]
         if conversation is None:
             return side.steps.iloc[0:0], side.events.iloc[0:0]
-        return (side.steps[side.steps["conversation_id"].astype(str) == conversation],
-                side.events[side.events["conversation_id"].astype(str) == conversation])
+        return (
+            side.steps[side.steps["conversation_id"].astype(str) == conversation],
+            side.events[side.events["conversation_id"].astype(str) == conversation],
+        )
 
     def metrics_diff(self, *, groups: str | None = "all") -> pd.DataFrame:
         """The two runs' ``metrics`` rows lined up (:data:`DIFF_COLUMNS`), sorted by name.
@@ -100,13 +105,20 @@ class CompareState:
         left = _metric_values(self.left.metrics, groups)
         right = _metric_values(self.right.metrics, groups)
         merged = left.merge(right, on=["name", "group_key"], how="outer", suffixes=("_left", "_right"))
-        frame = pd.DataFrame({"name": merged["name"], "group_key": merged["group_key"],
-                              "left": merged["value_left"], "right": merged["value_right"]})
+        frame = pd.DataFrame(
+            {
+                "name": merged["name"],
+                "group_key": merged["group_key"],
+                "left": merged["value_left"],
+                "right": merged["value_right"],
+            }
+        )
         return _with_deltas(frame).sort_values(["name", "group_key"], ignore_index=True)
 
     def timeline_diff(self) -> pd.DataFrame:
         """The timeline summary (blocked seconds, activations, context...) of both sides, over the
         selected conversation or, when none is selected, the whole run (:data:`DIFF_COLUMNS`)."""
+
         def summary(side: RunSide) -> dict[str, float]:
             steps, events = side.steps, side.events
             if self.conversation_id is not None:
@@ -115,15 +127,27 @@ class CompareState:
 
         left, right = summary(self.left), summary(self.right)
         names = list(left)
-        frame = pd.DataFrame({"name": names, "group_key": self.conversation_id or "all",
-                              "left": [left[n] for n in names], "right": [right.get(n, np.nan) for n in names]})
+        frame = pd.DataFrame(
+            {
+                "name": names,
+                "group_key": self.conversation_id or "all",
+                "left": [left[n] for n in names],
+                "right": [right.get(n, np.nan) for n in names],
+            }
+        )
         return _with_deltas(frame)
 
     def _side(self, run_id: str, label: str) -> RunSide:
         catalog = self.catalog
-        return RunSide(run_id=run_id, label=label, steps=steps_df(catalog, run_id), events=events_df(catalog, run_id),
-                       calls=calls_df(catalog, run_id), answers=answers_df(catalog, run_id),
-                       metrics=metrics_df(catalog, run_id))
+        return RunSide(
+            run_id=run_id,
+            label=label,
+            steps=steps_df(catalog, run_id),
+            events=events_df(catalog, run_id),
+            calls=calls_df(catalog, run_id),
+            answers=answers_df(catalog, run_id),
+            metrics=metrics_df(catalog, run_id),
+        )
 
 
 def side_labels(runs: pd.DataFrame, left: str, right: str) -> tuple[str, str]:

@@ -40,33 +40,54 @@ class ExplorerView:
         if state.step is None:
             state.select()
         runs = state.runs()
-        self.run = widgets.Dropdown(description="run", layout=widgets.Layout(width="60%"),
-                                    options=[(f"{r.run_id} · {r.label}", r.run_id) for r in runs.itertuples()],
-                                    value=state.run_id)
-        self.conversation = widgets.Dropdown(description="conversation", options=state.conversations(),
-                                             value=state.conversation_id, layout=widgets.Layout(width="40%"))
+        self.run = widgets.Dropdown(
+            description="run",
+            layout=widgets.Layout(width="60%"),
+            options=[(f"{r.run_id} · {r.label}", r.run_id) for r in runs.itertuples()],
+            value=state.run_id,
+        )
+        self.conversation = widgets.Dropdown(
+            description="conversation",
+            options=state.conversations(),
+            value=state.conversation_id,
+            layout=widgets.Layout(width="40%"),
+        )
         first, last = state.step_range()
-        self.step = widgets.IntSlider(description="step", min=first, max=last, value=state.step,
-                                      continuous_update=False, layout=widgets.Layout(width="95%"))
+        self.step = widgets.IntSlider(
+            description="step",
+            min=first,
+            max=last,
+            value=state.step,
+            continuous_update=False,
+            layout=widgets.Layout(width="95%"),
+        )
         self.timeline = widgets.Image(format="png")
         self.info = widgets.HTML()
         self.observations = widgets.HTML()
         self.messages = widgets.HTML()
         self.events = widgets.HTML()
-        self.widget = widgets.VBox([
-            widgets.HBox([self.run, self.conversation]),
-            self.step,
-            self.timeline,
-            self.info,
-            widgets.HBox([
-                widgets.VBox([widgets.HTML("<b>observation log at this step</b>"), self.observations],
-                             layout=widgets.Layout(width="50%")),
-                widgets.VBox([widgets.HTML("<b>raw messages in context</b>"), self.messages],
-                             layout=widgets.Layout(width="50%")),
-            ]),
-            widgets.HTML(f"<b>events within {event_window} steps</b>"),
-            self.events,
-        ])
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.run, self.conversation]),
+                self.step,
+                self.timeline,
+                self.info,
+                widgets.HBox(
+                    [
+                        widgets.VBox(
+                            [widgets.HTML("<b>observation log at this step</b>"), self.observations],
+                            layout=widgets.Layout(width="50%"),
+                        ),
+                        widgets.VBox(
+                            [widgets.HTML("<b>raw messages in context</b>"), self.messages],
+                            layout=widgets.Layout(width="50%"),
+                        ),
+                    ]
+                ),
+                widgets.HTML(f"<b>events within {event_window} steps</b>"),
+                self.events,
+            ]
+        )
         self._figure: Figure | None = None
         self._marker: Any = None
         self._updating = False
@@ -138,8 +159,9 @@ class ExplorerView:
         self.observations.value = text_html(state.observation_text(), empty="no observations yet")
         messages = state.messages_in_context()
         if messages is None:
-            self.messages.value = ("<i>not available: pass messages= (the conversations) to "
-                                   "ExplorerState to see them</i>")
+            self.messages.value = (
+                "<i>not available: pass messages= (the conversations) to ExplorerState to see them</i>"
+            )
         else:
             lines = [f"[{m.role}] {m.text}" for m in messages]
             self.messages.value = text_html("\n".join(lines), empty="no raw messages in context")
@@ -151,8 +173,9 @@ def _number(value: Any) -> float:
     return 0.0 if pd.isna(value) else float(value)
 
 
-def explore(source: Any, *, messages: Any = None, run_id: str | None = None,
-            conversation_id: str | None = None) -> ExplorerView:
+def explore(
+    source: Any, *, messages: Any = None, run_id: str | None = None, conversation_id: str | None = None
+) -> ExplorerView:
     """An explorer over ``source`` (see :class:`ExplorerState`), selecting ``run_id`` /
     ``conversation_id`` (default: the newest run, its first conversation). Display the result."""
     state = ExplorerState(source, messages=messages)

@@ -45,8 +45,17 @@ from omlab.engine.token_counter import TOKENS_PER_CONVERSATION, TokenCounter
 STATUS_TYPE = "data-om-status"
 _APPENDS = {("data-om-observation-end", "observation"), ("data-om-activation", "observation")}
 _REPLACES = {("data-om-observation-end", "reflection"), ("data-om-activation", "reflection")}
-EVENT_COLUMNS: tuple[str, ...] = ("step", "seq", "ts", "type", "operation_type", "triggered_by", "tokens_in",
-                                  "tokens_out", "cycle_id")
+EVENT_COLUMNS: tuple[str, ...] = (
+    "step",
+    "seq",
+    "ts",
+    "type",
+    "operation_type",
+    "triggered_by",
+    "tokens_in",
+    "tokens_out",
+    "cycle_id",
+)
 """Columns of :meth:`ExplorerState.events_near`."""
 
 Source = ResultsCatalog | str | Path | Mapping[str, pd.DataFrame] | Any
@@ -90,7 +99,9 @@ def observation_log(events: pd.DataFrame) -> str:
     return "\n\n".join(chunks)
 
 
-def unobserved_suffix(messages: Sequence[Message], counts: Sequence[int], upto: int, pending_tokens: int) -> list[Message]:
+def unobserved_suffix(
+    messages: Sequence[Message], counts: Sequence[int], upto: int, pending_tokens: int
+) -> list[Message]:
     """The messages ``messages[:upto + 1]`` still unobserved when ``pending_tokens`` were pending.
 
     Pending tokens are the messages' counts plus the once-per-conversation overhead
@@ -103,7 +114,7 @@ def unobserved_suffix(messages: Sequence[Message], counts: Sequence[int], upto: 
     while start > 0 and total + counts[start - 1] <= budget:
         start -= 1
         total += counts[start]
-    return list(messages[start:upto + 1])
+    return list(messages[start : upto + 1])
 
 
 class ExplorerState:
@@ -118,7 +129,9 @@ class ExplorerState:
             (their ids then match the replay's message ids).
     """
 
-    def __init__(self, source: Source, *, messages: Mapping[str, Sequence[Message]] | Iterable[Conversation] | None = None) -> None:
+    def __init__(
+        self, source: Source, *, messages: Mapping[str, Sequence[Message]] | Iterable[Conversation] | None = None
+    ) -> None:
         self._catalog: ResultsCatalog | None = None
         self._frames: dict[str, pd.DataFrame] = {}
         if isinstance(source, (ResultsCatalog, str, Path)):
@@ -131,8 +144,10 @@ class ExplorerState:
         elif hasattr(source, "steps") and hasattr(source, "events"):
             self._frames = {"steps": source.steps, "events": source.events}
         else:
-            raise TypeError("ExplorerState: source must be a ResultsCatalog, a results directory, a "
-                            f"SimulationResult or a mapping of frames, got {type(source).__name__}")
+            raise TypeError(
+                "ExplorerState: source must be a ResultsCatalog, a results directory, a "
+                f"SimulationResult or a mapping of frames, got {type(source).__name__}"
+            )
         self._messages = _messages_by_conversation(messages)
         self._counter = TokenCounter()
         self._counts: dict[str, list[int]] = {}
@@ -152,8 +167,11 @@ class ExplorerState:
             runs = runs_df(self._catalog)
             label = runs["config_name"].fillna("").astype(str) + " (" + runs["suite"].fillna("").astype(str) + ")"
             return pd.DataFrame({"run_id": runs["run_id"], "label": label, "status": runs["status"]})
-        ids = sorted(self._frames["steps"]["run_id"].dropna().astype(str).unique()) \
-            if "run_id" in self._frames["steps"].columns else []
+        ids = (
+            sorted(self._frames["steps"]["run_id"].dropna().astype(str).unique())
+            if "run_id" in self._frames["steps"].columns
+            else []
+        )
         return pd.DataFrame({"run_id": ids, "label": ids, "status": "finished"})
 
     def conversations(self, run_id: str | None = None) -> list[str]:
@@ -190,8 +208,9 @@ class ExplorerState:
         if conversation_id is None:
             conversation_id = conversations[0]
         if conversation_id not in conversations:
-            raise ValueError(f"ExplorerState: run {run_id!r} has no conversation {conversation_id!r}; "
-                             f"it has {conversations[:10]}")
+            raise ValueError(
+                f"ExplorerState: run {run_id!r} has no conversation {conversation_id!r}; it has {conversations[:10]}"
+            )
         steps = self._load("steps", run_id, conversation_id).sort_values("step", kind="stable").reset_index(drop=True)
         events = self._load("events", run_id, conversation_id).sort_values("seq", kind="stable").reset_index(drop=True)
         events = events.assign(step=event_steps(steps, events))
@@ -228,8 +247,9 @@ class ExplorerState:
         self._require_selection()
         return observation_log(self.events[self.events["step"] <= self.step])
 
-    def events_near(self, window: int = 5, *, include_status: bool = False,
-                    include_debug: bool = False) -> pd.DataFrame:
+    def events_near(
+        self, window: int = 5, *, include_status: bool = False, include_debug: bool = False
+    ) -> pd.DataFrame:
         """Events of steps ``step - window`` .. ``step + window`` (:data:`EVENT_COLUMNS`), in order.
 
         ``data-om-status`` parts (one per step) and debug events are left out unless asked for.

@@ -42,18 +42,25 @@ class WhatIfView:
             kind = widgets.IntSlider if knob.integer else widgets.FloatSlider
             value = state.values[knob.name]
             self.sliders[knob.name] = kind(
-                description=knob.label, min=knob.minimum, max=knob.maximum, step=knob.step,
-                value=value, continuous_update=False, style={"description_width": "150px"},
+                description=knob.label,
+                min=knob.minimum,
+                max=knob.maximum,
+                step=knob.step,
+                value=value,
+                continuous_update=False,
+                style={"description_width": "150px"},
                 layout=widgets.Layout(width="480px"),
             )
         self.status = widgets.HTML()
         self.timeline = widgets.Image(format="png")
         self.table = widgets.HTML()
-        self.widget = widgets.VBox([
-            widgets.HBox([widgets.VBox(list(self.sliders.values())), self.table]),
-            self.status,
-            self.timeline,
-        ])
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([widgets.VBox(list(self.sliders.values())), self.table]),
+                self.status,
+                self.timeline,
+            ]
+        )
         self.debouncer = Debouncer(self._simulate, debounce_s)
         for slider in self.sliders.values():
             slider.observe(self._on_change, names="value")
@@ -77,14 +84,23 @@ class WhatIfView:
     def _draw(self) -> None:
         state = self.state
         result = state.result
-        note = "" if result is None else (
-            f"simulated {len(result.steps) - 1} messages ({result.summary['n_message_tokens']:,.0f} tokens) "
-            f"in {result.summary['wall_s']:.2f} s")
+        note = (
+            ""
+            if result is None
+            else (
+                f"simulated {len(result.steps) - 1} messages ({result.summary['n_message_tokens']:,.0f} tokens) "
+                f"in {result.summary['wall_s']:.2f} s"
+            )
+        )
         self.status.value = message_html(state.error, note)
         if result is not None:
             figure = Figure(figsize=FIGSIZE_WIDE, layout="constrained")
-            plot_context_timeline(result.steps, result.events, ax=figure.add_subplot(),
-                                  title="What-if: context over the sample conversation")
+            plot_context_timeline(
+                result.steps,
+                result.events,
+                ax=figure.add_subplot(),
+                title="What-if: context over the sample conversation",
+            )
             self.timeline.value = figure_png(figure)
         table = state.summary_frame()
         if len(table):
@@ -93,8 +109,7 @@ class WhatIfView:
         self.table.value = frame_html(table, digits=1)
 
 
-def what_if(sample: Sample | Sequence[Message] | None = None, *, debounce_s: float = 0.3,
-            **values: Any) -> WhatIfView:
+def what_if(sample: Sample | Sequence[Message] | None = None, *, debounce_s: float = 0.3, **values: Any) -> WhatIfView:
     """A what-if panel over ``sample`` (default: the built-in ~40k-token sample), starting from
     ``values`` (see :data:`omlab.viz.simulate.DEFAULT_SETTINGS`). Display the result."""
     return WhatIfView(WhatIfState(sample, **values), debounce_s=debounce_s)

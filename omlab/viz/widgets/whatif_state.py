@@ -77,8 +77,9 @@ class WhatIfState:
     """
 
     def __init__(self, sample: Sample | Sequence[Message] | None = None, *, run: bool = True, **values: Any) -> None:
-        self.sample = sample if isinstance(sample, Sample) else (sample_conversation() if sample is None
-                                                                 else Sample.of(sample))
+        self.sample = (
+            sample if isinstance(sample, Sample) else (sample_conversation() if sample is None else Sample.of(sample))
+        )
         self.values: dict[str, Any] = dict(DEFAULT_SETTINGS)
         self._check_names(values)
         self.values.update(values)
@@ -118,8 +119,9 @@ class WhatIfState:
         """:data:`SUMMARY_LABELS` rows: ``metric`` (label), ``value``, ``name`` (the metric key)."""
         summary = self.summary
         names = [name for name in SUMMARY_LABELS if name in summary]
-        return pd.DataFrame({"metric": [SUMMARY_LABELS[n] for n in names],
-                             "value": [summary[n] for n in names], "name": names})
+        return pd.DataFrame(
+            {"metric": [SUMMARY_LABELS[n] for n in names], "value": [summary[n] for n in names], "name": names}
+        )
 
     def _simulate(self) -> bool:
         with self._lock:  # a debounced view may call from a timer thread while another runs
@@ -136,8 +138,10 @@ class WhatIfState:
     def _check_names(values: Mapping[str, Any]) -> None:
         unknown = sorted(set(values) - set(DEFAULT_SETTINGS) - {"reflector_latency_s"})
         if unknown:
-            raise TypeError(f"WhatIfState: unknown setting(s) {unknown}; settings: "
-                            f"{sorted([*DEFAULT_SETTINGS, 'reflector_latency_s'])}")
+            raise TypeError(
+                f"WhatIfState: unknown setting(s) {unknown}; settings: "
+                f"{sorted([*DEFAULT_SETTINGS, 'reflector_latency_s'])}"
+            )
 
 
 __all__ = ["KNOBS", "SUMMARY_LABELS", "Knob", "WhatIfState"]
