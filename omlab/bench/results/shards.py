@@ -31,7 +31,8 @@ def write_shard(parts: Path, table: str, seq: int, batch: pa.Table) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / shard_name(seq)
     temporary = final.with_name(final.name + ".tmp")
-    pq.write_table(batch, temporary)
+    # Shards live only while the run is open: fast to write matters more than size or statistics.
+    pq.write_table(batch, temporary, compression="lz4", write_statistics=False)
     os.replace(temporary, final)
 
 

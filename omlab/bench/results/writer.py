@@ -1,7 +1,9 @@
 """RunWriter: the one writer of a run's results file.
 
-Rows are checked when added (:mod:`omlab.bench.results.rows`), buffered in lists, and appended in
-batches: at ``flush_rows`` buffered rows, when ``flush_seconds`` have passed since the last
+Rows are checked when added and buffered: row dicts one by one
+(:mod:`omlab.bench.results.rows`), column-wise data (an Arrow table, a DataFrame or a dict of
+columns) a column at a time (:mod:`omlab.bench.results.columns`, the fast path for bulk rows).
+They are appended in batches: at ``flush_rows`` buffered rows, when ``flush_seconds`` have passed since the last
 flush (a background thread checks, so an idle writer still publishes its progress), when a
 conversation phase is marked, and at close. A flush is one DuckDB transaction that appends one
 Arrow table per table (never row by row), then publishes the same batches as Parquet shards for
@@ -32,8 +34,11 @@ from types import TracebackType
 from typing import Any, Self
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from omlab.bench.results.columns import check_columns, check_required, is_column_data
 from omlab.bench.results.connect import RunLockedError, check_schema_version, open_run_file
 from omlab.bench.results.layout import parts_path, run_path, runs_dir
 from omlab.bench.results.provenance import collect_provenance
@@ -68,6 +73,7 @@ _DELETE_SCORES_OF_CONVERSATION = (
     "DELETE FROM scores WHERE question_id IN (SELECT question_id FROM answers WHERE conversation_id = ?)"
 )
 _Row = Mapping[str, Any]
+ColumnData = pa.Table | pa.RecordBatch | Mapping[str, Any]
 
 
 def _now() -> datetime:
@@ -184,31 +190,32 @@ class RunWriter:
 
     # ------------------------------------------------------------------ appending
 
-    def add_events(self, rows: Iterable[_Row]) -> None:
-        """Append ``events`` rows. ``seq`` defaults to the next number in this run (counting on
+    def add_events(self, rows: Iterable[_Row] | ColumnData) -> None:
+        """Append ``events`` rows (row dicts, or column-wise data: an Arrow table, a DataFrame or a
+        dict of columns; the same holds for every ``add_*`` method). ``seq`` defaults to the next number in this run (counting on
         from the largest stored one), ``kind`` to ``data`` for ``data-*`` types else ``debug``."""
         self._add("events", rows)
 
-    def add_steps(self, rows: Iterable[_Row]) -> None:
+    def add_steps(self, rows: Iterable[_Row] | ColumnData) -> None:
         """Append ``steps`` rows (``observed``/``activated``/``reflected`` default to False)."""
         self._add("steps", rows)
 
-    def add_model_calls(self, rows: Iterable[_Row]) -> None:
+    def add_model_calls(self, rows: Iterable[_Row] | ColumnData) -> None:
         """Append ``model_calls`` rows (``call_id`` defaults to a random hex id; ``started_at``
         may be unix seconds, as :class:`omlab.llm.types.ModelCall` has it)."""
         self._add("model_calls", rows)
 
-    def add_answers(self, rows: Iterable[_Row]) -> None:
+    def add_answers(self, rows: Iterable[_Row] | ColumnData) -> None:
         """Write ``answers`` rows; a question answered before is replaced, never duplicated.
         ``status="failed"`` marks a question that resume should answer again."""
         self._add("answers", rows)
 
-    def add_scores(self, rows: Iterable[_Row]) -> None:
+    def add_scores(self, rows: Iterable[_Row] | ColumnData) -> None:
         """Write ``scores`` rows, one per (question_id, scorer); a rewrite replaces the old row.
         ``value`` defaults to 1.0/0.0 when only ``correct`` is given."""
         self._add("scores", rows)
 
-    def add_together(self, parts: Iterable[tuple[str, Iterable[_Row]]]) -> None:
+    def add_together(self, parts: Iterable[tuple[str, Iterable[_Row] | ColumnData]]) -> None:
         """Add rows to several tables as one unit: ``[(table, rows), ...]``.
 
         The rows are all checked before any is buffered and reach the file in the same
@@ -226,7 +233,7 @@ class RunWriter:
                 raise ValueError(f"add_together takes rows of {', '.join(sorted(_ROW_TABLES))}; got {table!r}")
         self._add_all(units)
 
-    def add_metrics(self, rows: Iterable[_Row]) -> None:
+    def add_metrics(self, rows: Iterable[_Row] | ColumnData) -> None:
         """Write ``metrics`` rows, one per (name, group_key); ``group_key`` defaults to ``all``."""
         self._add("metrics", rows)
 
@@ -397,6 +404,7 @@ class RunWriter:
         self._lock = threading.RLock()
         self._connection: duckdb.DuckDBPyConnection | None = None
         self._buffers: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
+        self._batches: dict[str, list[pa.Table]] = {table: [] for table in TABLES}
         self._pending = 0
         self._last_flush = time.monotonic()
         self._shard_seq = 0
@@ -443,20 +451,65 @@ class RunWriter:
     def _add(self, table: str, rows: Iterable[_Row]) -> None:
         self._add_all([(table, rows)])
 
-    def _add_all(self, units: list[tuple[str, Iterable[_Row]]]) -> None:
+    def _add_all(self, units: list[tuple[str, Iterable[_Row] | ColumnData]]) -> None:
         for table, rows in units:
-            if isinstance(rows, Mapping):
-                raise TypeError(f"add_{table} takes a list of row dicts, not a single dict; wrap it in a list")
+            if isinstance(rows, Mapping) and not is_column_data(rows):
+                raise TypeError(
+                    f"add_{table} takes a list of row dicts or columns, not a single dict; wrap it in a list"
+                )
         with self._lock:
             self._check_open()
-            checked = [
-                (table, [check_row(table, row, self.run_id, self._filler(table)) for row in rows])
-                for table, rows in units
-            ]
+            checked = [(table, self._checked(table, rows)) for table, rows in units]
             for table, rows in checked:
-                self._buffer(table, rows)
+                if isinstance(rows, pa.Table):
+                    self._buffer_batch(table, rows)
+                else:
+                    self._buffer(table, rows)
             if self._pending >= self._flush_rows or self._flush_is_due():
                 self._flush_locked()
+
+    def _checked(self, table: str, rows: Iterable[_Row] | ColumnData) -> list[dict[str, Any]] | pa.Table:
+        if not is_column_data(rows):
+            return [check_row(table, row, self.run_id, self._filler(table)) for row in rows]
+        batch = check_columns(table, rows, self.run_id)
+        if table in KEYS:  # keyed tables are small; their replace-on-rewrite rule works on rows
+            return [
+                check_row(table, {k: v for k, v in row.items() if v is not None}, self.run_id, self._filler(table))
+                for row in batch.to_pylist()
+            ]
+        if table == "events":
+            batch = self._fill_event_columns(batch)
+        elif table == "model_calls":
+            batch = _fill_call_ids(batch)
+        return check_required(table, batch)
+
+    def _fill_event_columns(self, batch: pa.Table) -> pa.Table:
+        """Column-wise :meth:`_fill_event`: the same ``seq`` and ``kind`` as row by row."""
+        seq = batch.column("seq")
+        count = batch.num_rows
+        if count == 0:
+            return batch
+        if seq.null_count == count:
+            filled = pa.array(np.arange(self._next_event_seq, self._next_event_seq + count, dtype=np.int64))
+            self._next_event_seq += count
+        elif seq.null_count == 0:
+            filled = seq
+            self._next_event_seq = max(self._next_event_seq, int(pc.max(seq).as_py()) + 1)
+        else:
+            values = seq.to_pylist()
+            for index, value in enumerate(values):
+                if value is None:
+                    values[index] = self._next_event_seq
+                    self._next_event_seq += 1
+                elif value >= self._next_event_seq:
+                    self._next_event_seq = value + 1
+            filled = pa.array(values, type=pa.int64())
+        batch = batch.set_column(batch.schema.get_field_index("seq"), "seq", filled)
+        kind = batch.column("kind")
+        if kind.null_count:
+            derived = pc.if_else(pc.starts_with(batch.column("type"), "data-"), "data", "debug")
+            batch = batch.set_column(batch.schema.get_field_index("kind"), "kind", pc.coalesce(kind, derived))
+        return batch
 
     def _filler(self, table: str) -> Callable[[dict[str, Any]], None] | None:
         return self._fill_event if table == "events" else _FILLERS.get(table)
@@ -475,6 +528,14 @@ class RunWriter:
         self._buffers[table].extend(rows)
         self._pending += len(rows)
 
+    def _buffer_batch(self, table: str, batch: pa.Table) -> None:
+        rows = self._buffers[table]
+        if rows:  # keep the order rows were added in
+            self._batches[table].append(to_arrow(table, rows))
+            self._buffers[table] = []
+        self._batches[table].append(batch)
+        self._pending += batch.num_rows
+
     def _flush_is_due(self) -> bool:
         return (
             self._flush_seconds is not None
@@ -487,8 +548,11 @@ class RunWriter:
             return
         batches: dict[str, pa.Table] = {}
         for table, rows in self._buffers.items():
+            parts = list(self._batches[table])
             if rows:
-                batches[table] = to_arrow(table, _last_per_key(table, rows))
+                parts.append(to_arrow(table, _last_per_key(table, rows)))
+            if parts:
+                batches[table] = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         self._begin()
         try:
             for table, batch in batches.items():
@@ -499,6 +563,7 @@ class RunWriter:
             raise
         for table in batches:
             self._buffers[table] = []
+            self._batches[table] = []
         self._pending = 0
         self._last_flush = time.monotonic()
         seq = self._shard_seq
@@ -598,6 +663,15 @@ def _fill_call(row: dict[str, Any]) -> None:
 def _fill_score(row: dict[str, Any]) -> None:
     if row.get("value") is None and row.get("correct") is not None:
         row["value"] = 1.0 if row["correct"] else 0.0
+
+
+def _fill_call_ids(batch: pa.Table) -> pa.Table:
+    """Column-wise :func:`_fill_call`: a random hex id for each call that has none."""
+    ids = batch.column("call_id")
+    if not ids.null_count:
+        return batch
+    values = [uuid.uuid4().hex if value is None else value for value in ids.to_pylist()]
+    return batch.set_column(batch.schema.get_field_index("call_id"), "call_id", pa.array(values, type=pa.string()))
 
 
 def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
