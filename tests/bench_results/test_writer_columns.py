@@ -68,7 +68,9 @@ def test_keyed_tables_replace_by_key_from_columns_too(tmp_path):
 
 def test_model_calls_from_columns_get_call_ids(tmp_path):
     with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        writer.add_model_calls({"role": ["observer", "judge"], "requested_model": ["m", "m"], "started_at": [1.7e9, 1.7e9 + 1]})
+        writer.add_model_calls(
+            {"role": ["observer", "judge"], "requested_model": ["m", "m"], "started_at": [1.7e9, 1.7e9 + 1]}
+        )
     calls = ResultsCatalog(tmp_path).read_table("model_calls")
     assert calls["call_id"].str.len().tolist() == [32, 32]
     assert calls["started_at"].tolist() == [
@@ -93,7 +95,7 @@ def test_model_calls_from_columns_get_call_ids(tmp_path):
 )
 def test_bad_columns_are_refused_with_table_column_and_row(tmp_path, columns, message):
     with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(RowError, match=message):
+        with pytest.raises(RowError, match=message):  # noqa: SIM117 - the writer must go on after it
             writer.add_events(columns)
         writer.add_events({"type": ["fine"]})
     assert _table(tmp_path, "events")["type"].tolist() == ["fine"]
@@ -101,16 +103,20 @@ def test_bad_columns_are_refused_with_table_column_and_row(tmp_path, columns, me
 
 def test_invalid_json_text_in_an_arrow_column_names_the_row(tmp_path):
     payload = pa.array(['{"a": 1}', None, "{not json", "[]"])
-    with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(RowError, match=r"events.payload row 2 is a string but not valid JSON"):
-            writer.add_events(pa.table({"type": ["t"] * 4, "payload": payload}))
+    with (
+        RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer,
+        pytest.raises(RowError, match=r"events.payload row 2 is a string but not valid JSON"),
+    ):
+        writer.add_events(pa.table({"type": ["t"] * 4, "payload": payload}))
 
 
 def test_naive_arrow_timestamps_are_refused(tmp_path):
     naive = pa.array([datetime(2024, 1, 1)], type=pa.timestamp("us"))
-    with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(RowError, match="events.ts row 0 must be timezone-aware"):
-            writer.add_events(pa.table({"type": ["t"], "ts": naive}))
+    with (
+        RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer,
+        pytest.raises(RowError, match="events.ts row 0 must be timezone-aware"),
+    ):
+        writer.add_events(pa.table({"type": ["t"], "ts": naive}))
 
 
 def test_aware_timestamps_of_any_zone_and_unit_are_stored_in_utc(tmp_path):
@@ -138,11 +144,10 @@ def test_credentials_in_json_text_and_error_columns_are_removed(tmp_path):
 
 
 def test_a_unit_with_a_bad_part_keeps_nothing(tmp_path):
-    with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(RowError):
-            writer.add_together(
-                [("events", pa.table({"type": ["t", "t"]})), ("answers", [{"question_id": "q", "nope": 1}])]
-            )
+    with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer, pytest.raises(RowError):
+        writer.add_together(
+            [("events", pa.table({"type": ["t", "t"]})), ("answers", [{"question_id": "q", "nope": 1}])]
+        )
     assert _table(tmp_path, "events").empty
 
 
@@ -158,9 +163,11 @@ def test_order_of_row_and_column_adds_is_kept(tmp_path):
 def test_a_single_row_dict_is_still_refused_but_a_dict_of_columns_is_not(tmp_path):
     assert not is_column_data({"type": "a", "seq": 1})
     assert is_column_data({"type": ["a"], "seq": np.array([1])})
-    with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(TypeError, match="not a single dict"):
-            writer.add_events({"type": "a", "seq": 1})
+    with (
+        RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer,
+        pytest.raises(TypeError, match="not a single dict"),
+    ):
+        writer.add_events({"type": "a", "seq": 1})
 
 
 def test_check_columns_fills_defaults_and_run_id():
