@@ -95,7 +95,7 @@ def test_model_calls_from_columns_get_call_ids(tmp_path):
 )
 def test_bad_columns_are_refused_with_table_column_and_row(tmp_path, columns, message):
     with RunWriter(tmp_path, RUN, provenance=NO_PROVENANCE) as writer:
-        with pytest.raises(RowError, match=message):  # noqa: SIM117 - the writer must go on after it
+        with pytest.raises(RowError, match=message):
             writer.add_events(columns)
         writer.add_events({"type": ["fine"]})
     assert _table(tmp_path, "events")["type"].tolist() == ["fine"]
