@@ -13,6 +13,7 @@ prepared again, so nothing is duplicated.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,8 +39,11 @@ class ResumeState:
     orphaned_prepare: frozenset[str] = frozenset()
 
 
-def find_resumable_run(results_dir: str | Path, suite: str, config_hash: str) -> str | None:
-    """The latest unfinished run of ``suite`` with ``config_hash`` that no writer holds, or None."""
+def find_resumable_run(
+    results_dir: str | Path, suite: str, config_hash: str, *, prefer_sweep: str | None = None
+) -> str | None:
+    """The latest unfinished run of ``suite`` with ``config_hash`` that no writer holds, or None.
+    With ``prefer_sweep``, a run of that sweep wins over later runs of other sweeps."""
     if not (Path(results_dir) / "runs").is_dir():
         return None
     runs = runs_df(results_dir)
@@ -47,10 +51,25 @@ def find_resumable_run(results_dir: str | Path, suite: str, config_hash: str) ->
         return None
     candidates = runs[(runs["suite"] == suite) & (runs["config_hash"] == config_hash) & runs["status"].isin(UNFINISHED)]
     catalog = ResultsCatalog(results_dir)
-    for run_id in sorted(candidates["run_id"], reverse=True):
+    ordered = sorted(candidates["run_id"], reverse=True)
+    if prefer_sweep is not None:
+        of_sweep = set(candidates.loc[candidates["config_json"].map(sweep_id_of) == prefer_sweep, "run_id"])
+        ordered.sort(key=lambda run_id: run_id not in of_sweep)  # stable: newest first within each group
+    for run_id in ordered:
         if not catalog.is_live(run_id):
             return run_id
     return None
+
+
+def sweep_id_of(config_json: object) -> str | None:
+    """The sweep a run belongs to, from its ``runs.config_json`` (None for a single run)."""
+    if not isinstance(config_json, str):
+        return None
+    try:
+        value = json.loads(config_json).get("sweep_id")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def check_resume_target(results_dir: str | Path, run_id: str, suite: str, config_hash: str) -> None:

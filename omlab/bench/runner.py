@@ -101,6 +101,8 @@ class RunSummary:
     n_questions: int
     wall_s: float
     metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reused: bool = False
+    """True when a continued sweep took this cell's finished run as it was (nothing ran)."""
 
 
 def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> list[RunSummary]:
@@ -110,6 +112,16 @@ def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> l
     cells = expand_grid(suite)
     if options.resume is not None and len(cells) > 1:
         cells = [_cell_of_run(cells, options)]
+    return run_cells(cells, options)
+
+
+def run_cells(cells: list[SuiteCell], options: RunOptions | None = None) -> list[RunSummary]:
+    """Run (or resume) these cells of one suite, in parallel processes when offline; one summary
+    per cell, in the order given."""
+    options = options or RunOptions()
+    if not cells:
+        return []
+    suite = cells[0].suite
     workers = _workers(suite, options)
     parallel_cells = len(cells) > 1 and workers > 1 and _offline(cells[0], options)
     if parallel_cells:
@@ -124,16 +136,8 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
     suite = cell.suite
     results_dir = Path(options.results_dir)
     info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
-    settings = RunSettings.from_cell(
-        cell, results_dir=results_dir, cache_mode=options.cache_mode, reuse_prepared=options.reuse_prepared
-    )
-    identity = {
-        **suite.dataset.identity(),
-        "limit": _effective_limit(suite.dataset, options.limit),
-        "sha256": info.sha256,
-        "revision": info.revision,
-    }
-    config_hash = settings.run_hash(identity)
+    settings = _settings(cell, options)
+    config_hash = _config_hash(cell, settings, info, options)
     run_id, resumed = _choose_run(results_dir, suite.name, config_hash, options)
     state = read_resume_state(results_dir, run_id) if resumed else ResumeState()
     if resumed:
@@ -169,6 +173,32 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
         wall_s=time.monotonic() - started,
         metrics=metrics,
     )
+
+
+def cell_config_hash(cell: SuiteCell, options: RunOptions | None = None) -> str:
+    """The ``config_hash`` a run of ``cell`` gets (it names the dataset, so this loads it)."""
+    options = options or RunOptions()
+    info, _ = load_conversations(cell.suite.dataset, cell.suite.base_dir, options.limit)
+    return _config_hash(cell, _settings(cell, options), info, options)
+
+
+def _settings(cell: SuiteCell, options: RunOptions) -> RunSettings:
+    return RunSettings.from_cell(
+        cell,
+        results_dir=Path(options.results_dir),
+        cache_mode=options.cache_mode,
+        reuse_prepared=options.reuse_prepared,
+    )
+
+
+def _config_hash(cell: SuiteCell, settings: RunSettings, info: DatasetInfo, options: RunOptions) -> str:
+    identity = {
+        **cell.suite.dataset.identity(),
+        "limit": _effective_limit(cell.suite.dataset, options.limit),
+        "sha256": info.sha256,
+        "revision": info.revision,
+    }
+    return settings.run_hash(identity)
 
 
 def load_conversations(
@@ -211,7 +241,7 @@ def _choose_run(results_dir: Path, suite: str, config_hash: str, options: RunOpt
         check_resume_target(results_dir, options.resume, suite, config_hash)
         return options.resume, True
     if options.auto_resume:
-        found = find_resumable_run(results_dir, suite, config_hash)
+        found = find_resumable_run(results_dir, suite, config_hash, prefer_sweep=options.sweep_id)
         if found is not None:
             return found, True
     return None, False
@@ -350,7 +380,9 @@ __all__ = [
     "RunOptions",
     "RunSummary",
     "RunnerError",
+    "cell_config_hash",
     "load_conversations",
     "run_cell",
+    "run_cells",
     "run_suite",
 ]

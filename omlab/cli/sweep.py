@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import secrets
 from pathlib import Path
 
 import pandas as pd
 
 from omlab.bench.metrics import SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
-from omlab.bench.runner import run_suite
+from omlab.bench.sweep import run_sweep
 from omlab.cli.options import add_run_options, run_options
 
 
@@ -20,9 +19,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="run a suite's grid and compare the cells",
         description="Run every [grid] cell of a suite (each its own run) and print "
         "blocked seconds, sync observations, activations, context size, "
-        "accuracy and cost per cell.",
+        "accuracy and cost per cell. Running it again after an interruption continues the "
+        "suite's latest unfinished sweep: finished cells are reused, cut-short cells resumed, "
+        "the rest run (--new starts a new sweep; --sweep ID continues that one).",
     )
     add_run_options(parser)
+    parser.add_argument("--sweep", metavar="ID", help="continue (or show) this sweep instead of the latest one")
     parser.add_argument(
         "--csv",
         metavar="PATH",
@@ -37,8 +39,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    sweep_id = secrets.token_hex(4)
-    summaries = run_suite(args.suite, run_options(args, sweep_id=sweep_id))
+    result = run_sweep(args.suite, run_options(args, sweep_id=args.sweep), new=args.new)
+    sweep_id, summaries = result.sweep_id, result.summaries
+    if result.continued:
+        print(
+            f"continuing sweep {sweep_id}: {len(result.reused)} finished cell(s) reused, "
+            f"{len(summaries) - len(result.reused)} run or resumed"
+        )
     ids = [s.run_id for s in summaries]
     runs = runs_df(args.results)
     ordered = runs.set_index("run_id").loc[ids].reset_index()  # grid order, not completion order
