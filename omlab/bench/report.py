@@ -33,6 +33,7 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("judge verdicts missing", "judge_missing", "all"),
     ("cost (USD, as configured)", "cost_usd", "all"),
     ("cost paid in this run (USD)", "cost_usd_paid", "all"),
+    ("warnings (inputs accepted, listed below)", "warnings", "all"),
 )
 COMPRESSION = (
     "compression_observation",
@@ -108,6 +109,14 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
         if row is not None:
             headline.rows.append([label, _fmt(row["value"], name), _ci(row, name), _count(row["n"])])
     sections = [run, headline]
+    if config.get("warnings"):
+        sections.append(
+            Section(
+                "Warnings",
+                ["kind", "record", "detail"],
+                [[w.get("kind"), w.get("record"), w.get("detail")] for w in config["warnings"]],
+            )
+        )
     for title, name in (
         ("Accuracy by question type", "accuracy"),
         ("F1 by LoCoMo category", "f1"),

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from omlab.bench.datasets.checks import InputWarning, input_warnings
 from omlab.bench.execution import (
     RecordSink,
     pool_context,
@@ -40,6 +41,7 @@ from omlab.bench.execution import (
 )
 from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
 from omlab.bench.phases import ConversationJob
+from omlab.bench.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
 from omlab.bench.progress import Progress
 from omlab.bench.results import ResultsCatalog, RunWriter
 from omlab.bench.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
@@ -103,39 +105,60 @@ class RunSummary:
     metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
     reused: bool = False
     """True when a continued sweep took this cell's finished run as it was (nothing ran)."""
+    warnings: int = 0
 
 
 def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> list[RunSummary]:
     """Run every cell of ``suite`` (a :class:`Suite` or a TOML path); one summary per cell."""
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     options = options or RunOptions()
+    checked = preflight(suite, options.limit)  # before any model call; raises SuiteError
     cells = expand_grid(suite)
     if options.resume is not None and len(cells) > 1:
         cells = [_cell_of_run(cells, options)]
-    return run_cells(cells, options)
+    return run_cells(cells, options, checked=checked)
 
 
-def run_cells(cells: list[SuiteCell], options: RunOptions | None = None) -> list[RunSummary]:
+def run_cells(
+    cells: list[SuiteCell], options: RunOptions | None = None, *, checked: Preflight | None = None
+) -> list[RunSummary]:
     """Run (or resume) these cells of one suite, in parallel processes when offline; one summary
-    per cell, in the order given."""
+    per cell, in the order given. ``checked``: the suite's :func:`~omlab.bench.preflight.preflight`
+    (made here when not given); its warnings are printed before anything runs."""
     options = options or RunOptions()
     if not cells:
         return []
     suite = cells[0].suite
+    checked = checked or preflight(suite, options.limit)  # before any model call; raises SuiteError
+    for line in format_warnings(checked.warnings):
+        print(line, file=options.stream or sys.stderr)
     workers = _workers(suite, options)
     parallel_cells = len(cells) > 1 and workers > 1 and _offline(cells[0], options)
     if parallel_cells:
-        return _run_cells_in_processes(cells, options, workers)
-    return [run_cell(cell, options) for cell in cells]
+        return _run_cells_in_processes(cells, options, workers, checked.warnings)
+    return [run_cell(cell, options, checked=checked) for cell in cells]
 
 
-def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
-    """Run (or resume) one configuration of a suite; see the module docstring."""
+def run_cell(
+    cell: SuiteCell,
+    options: RunOptions | None = None,
+    *,
+    checked: Preflight | None = None,
+    warnings: list[InputWarning] | None = None,
+) -> RunSummary:
+    """Run (or resume) one configuration of a suite; see the module docstring. ``checked`` is the
+    suite's preflight (its dataset is reused); ``warnings`` replaces its warnings (default: the
+    dataset's own, :func:`~omlab.bench.datasets.checks.input_warnings`)."""
     options = options or RunOptions()
     started = time.monotonic()
     suite = cell.suite
     results_dir = Path(options.results_dir)
-    info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
+    if checked is not None:
+        info, conversations = checked.info, checked.conversations
+    else:
+        info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
+    if warnings is None:
+        warnings = checked.warnings if checked is not None else input_warnings(conversations)
     settings = _settings(cell, options)
     config_hash = _config_hash(cell, settings, info, options)
     run_id, resumed = _choose_run(results_dir, suite.name, config_hash, options)
@@ -145,7 +168,7 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
         for conversation_id in sorted(state.orphaned_prepare):
             writer.discard_conversation(conversation_id, "prepare")
     else:
-        writer = RunWriter(results_dir, run_info=_run_info(suite, cell, settings, config_hash, info, options))
+        writer = RunWriter(results_dir, run_info=_run_info(suite, cell, settings, config_hash, info, options, warnings))
     with writer:
         jobs = _jobs(conversations, settings, writer, state)
         total = sum(job.work_units() for job in jobs)
@@ -160,6 +183,7 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
             on_missing=suite.scoring.on_missing,
             judged="judge" in settings.phases,
         )
+        metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(warnings))], ignore_index=True)
         writer.add_metrics(metrics_records(metrics))
     return RunSummary(
         run_id=writer.run_id,
@@ -172,6 +196,7 @@ def run_cell(cell: SuiteCell, options: RunOptions | None = None) -> RunSummary:
         n_questions=sum(len(c.questions) for c in conversations),
         wall_s=time.monotonic() - started,
         metrics=metrics,
+        warnings=len(warnings),
     )
 
 
@@ -264,6 +289,7 @@ def _run_info(
     config_hash: str,
     info: DatasetInfo,
     options: RunOptions,
+    warnings: list[InputWarning],
 ) -> dict[str, Any]:
     return {
         "suite": suite.name,
@@ -274,6 +300,7 @@ def _run_info(
             "dataset": suite.dataset.identity(),
             "sweep_id": options.sweep_id,
             "suite_file": suite.source,
+            "warnings": warning_records(warnings),
         },
         "dataset": info.name,
         "dataset_subset": info.subset,
@@ -356,7 +383,9 @@ def _resolve(path: str, base_dir: str | Path) -> Path:
 # --------------------------------------------------------------------------- parallel cells
 
 
-def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers: int) -> list[RunSummary]:
+def _run_cells_in_processes(
+    cells: list[SuiteCell], options: RunOptions, workers: int, warnings: list[InputWarning]
+) -> list[RunSummary]:
     """Each cell in its own process (its own run, its own writer); progress per finished cell."""
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}
@@ -364,7 +393,7 @@ def _run_cells_in_processes(cells: list[SuiteCell], options: RunOptions, workers
     with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
         preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
         with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=pool_context(preload)) as pool:
-            futures = {pool.submit(run_cell, cell, quiet): index for index, cell in enumerate(cells)}
+            futures = {pool.submit(run_cell, cell, quiet, warnings=warnings): index for index, cell in enumerate(cells)}
             try:
                 for future in as_completed(futures):
                     summaries[futures[future]] = future.result()

@@ -75,10 +75,11 @@ Every problem raises :class:`SuiteError` naming the file and the key.
 from __future__ import annotations
 
 import copy
+import difflib
 import itertools
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,21 +166,68 @@ class SuiteCell:
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite TOML file.
+    """Read and validate a suite TOML file (or a suite found by name, see :func:`find_suite`).
 
     Raises:
         SuiteError: Unreadable TOML, an unknown table or key, a bad value, or an engine config
             (in any grid cell) the engine refuses.
     """
-    file = Path(path)
+    file = find_suite(path)
     source = str(file)
-    if not file.is_file():
-        raise SuiteError(source, None, "no such suite file")
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(source, None, f"invalid TOML: {error}") from None
     return parse_suite(data, source=source, base_dir=file.resolve().parent)
+
+
+def find_suite(name: str | Path, folders: Sequence[str | Path] | None = None) -> Path:
+    """The suite file ``name`` stands for: the file itself when it exists, else
+    ``<folder>/<name>.toml`` or the file whose ``[suite] name`` is ``name``, in ``folders``
+    (default :func:`suite_folders`).
+
+    Raises:
+        SuiteError: No such suite; the message lists the suites that exist.
+    """
+    file = Path(name).expanduser()
+    if file.is_file():
+        return file
+    available = available_suites(folders)
+    text = str(name)
+    stem = file.stem if file.suffix == ".toml" else file.name
+    for suite_name, path in available.items():
+        if path.stem == stem or suite_name == stem:
+            return path
+    names = sorted(available)
+    close = difflib.get_close_matches(stem, names + [p.stem for p in available.values()], n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    listed = ", ".join(names) if names else "none found"
+    raise SuiteError(text, None, f"no such suite file or suite name; {hint}available suites: {listed}")
+
+
+def suite_folders() -> list[Path]:
+    """Where suites are found by name: ``./benchmarks`` and the ``benchmarks`` folder of the
+    checkout omlab runs from (when there is one)."""
+    folders = [Path.cwd() / "benchmarks", Path(__file__).resolve().parents[2] / "benchmarks"]
+    unique: list[Path] = []
+    for folder in folders:
+        if folder.is_dir() and all(folder.resolve() != seen.resolve() for seen in unique):
+            unique.append(folder)
+    return unique
+
+
+def available_suites(folders: Sequence[str | Path] | None = None) -> dict[str, Path]:
+    """``{suite name: file}`` for every readable suite TOML in ``folders`` (first one wins)."""
+    found: dict[str, Path] = {}
+    for folder in folders if folders is not None else suite_folders():
+        for path in sorted(Path(folder).glob("*.toml")):
+            try:
+                name = tomllib.loads(path.read_text(encoding="utf-8")).get("suite", {}).get("name")
+            except (OSError, tomllib.TOMLDecodeError, AttributeError):
+                continue
+            if isinstance(name, str):
+                found.setdefault(name, path)
+    return found
 
 
 def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: str | Path = ".") -> Suite:
@@ -367,8 +415,11 @@ __all__ = [
     "Suite",
     "SuiteCell",
     "SuiteError",
+    "available_suites",
     "cell_name",
     "expand_grid",
+    "find_suite",
     "load_suite",
     "parse_suite",
+    "suite_folders",
 ]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from omlab.bench.preflight import preflight
 from omlab.bench.results import answers_df, conversations_df, metrics_df, runs_df
 from omlab.bench.resume import sweep_id_of
 from omlab.bench.runner import RunOptions, RunSummary, cell_config_hash, run_cells
@@ -53,6 +54,7 @@ def run_sweep(suite: Suite | str | Path, options: RunOptions | None = None, *, n
     """
     suite = suite if isinstance(suite, Suite) else load_suite(suite)
     options = options or RunOptions()
+    checked = preflight(suite, options.limit)  # before any model call; raises SuiteError
     cells = expand_grid(suite)
     hashes = [cell_config_hash(cell, options) for cell in cells]
     explicit = options.sweep_id
@@ -67,7 +69,7 @@ def run_sweep(suite: Suite | str | Path, options: RunOptions | None = None, *, n
         finished = {}
     sweep_id = previous if continued else (explicit or secrets.token_hex(4))
     todo = [cell for cell, h in zip(cells, hashes, strict=True) if h not in finished]
-    ran = iter(run_cells(todo, dataclasses.replace(options, sweep_id=sweep_id)))
+    ran = iter(run_cells(todo, dataclasses.replace(options, sweep_id=sweep_id), checked=checked))
     summaries = [
         _reused_summary(options.results_dir, cell, h, finished[h]) if h in finished else next(ran)
         for cell, h in zip(cells, hashes, strict=True)

@@ -51,6 +51,8 @@ def summary_line(summary: RunSummary) -> str:
         value = metric_value(summary.metrics, name) if len(summary.metrics) else float("nan")
         if not math.isnan(value):
             values.append(f"{label}={pattern.format(value)}")
+    if summary.warnings:
+        values.append(f"warnings={summary.warnings}")
     resumed = " (resumed)" if summary.resumed else ""
     return (
         f"{summary.run_id}  {summary.config_name}  {summary.status}{resumed}  "

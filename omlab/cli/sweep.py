@@ -9,6 +9,7 @@ import pandas as pd
 
 from omlab.bench.metrics import SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
+from omlab.bench.suite import SuiteError, load_suite
 from omlab.bench.sweep import run_sweep
 from omlab.cli.options import add_run_options, run_options
 
@@ -39,7 +40,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    result = run_sweep(args.suite, run_options(args, sweep_id=args.sweep), new=args.new)
+    suite = load_suite(args.suite)
+    if not suite.grid:
+        raise SuiteError(
+            suite.source,
+            "grid",
+            "omlab sweep runs the cells of a [grid] table and this suite has none: add one "
+            '(e.g. [grid] "observation.bufferTokens" = [0.1, 0.2]) or use omlab run for its one configuration',
+        )
+    result = run_sweep(suite, run_options(args, sweep_id=args.sweep), new=args.new)
     sweep_id, summaries = result.sweep_id, result.summaries
     if result.continued:
         print(

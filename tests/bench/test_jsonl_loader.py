@@ -27,7 +27,11 @@ def test_loads_fixture_with_defaults(loaded):
     info, (remodel, tiny) = loaded
     assert (info.name, info.n_conversations) == ("jsonl", 2)
     assert remodel.dataset == "my-logs" and tiny.dataset == "jsonl"
-    assert remodel.metadata == {"source": "hand-written test fixture"}
+    # the fixture mixes timestamps with and without an offset: the loader notes the naive ones
+    assert remodel.metadata == {
+        "source": "hand-written test fixture",
+        "naive_timestamps": ["sessions[1].date", "sessions[1].turns[0].created_at"],
+    }
     first, second = remodel.sessions
     assert (first.id, second.id) == ("a", "s002")
     assert [t.id for t in first.turns] == ["a:1", "a:2"]

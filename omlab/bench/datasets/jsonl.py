@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
+from omlab.bench.datasets.checks import NAIVE_TIMESTAMPS_KEY
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
 from omlab.bench.schema import Conversation, DatasetInfo, Question, Session, Turn
@@ -156,8 +157,9 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
         raise ctx.error(None, f"expected a JSON object per line, got {type(record).__name__}")
     conversation_id = ctx.get(record, "id", str)
     ctx = RecordContext(ctx.file, f"{ctx.record} (id {conversation_id!r})")
+    stamps = _Stamps(tz)
     sessions = [
-        _session(raw, position, ctx, pace, tz) for position, raw in enumerate(ctx.get(record, "sessions", list))
+        _session(raw, position, ctx, pace, stamps) for position, raw in enumerate(ctx.get(record, "sessions", list))
     ]
     turn_ids: set[str] = set()
     for session in sessions:
@@ -168,7 +170,7 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
     if len({session.id for session in sessions}) != len(sessions):
         raise ctx.error("sessions", "duplicate session ids")
     questions = [
-        _question(raw, position, conversation_id, turn_ids, ctx, tz)
+        _question(raw, position, conversation_id, turn_ids, ctx, stamps)
         for position, raw in enumerate(ctx.get(record, "questions", list, default=[]))
     ]
     if len({question.id for question in questions}) != len(questions):
@@ -192,20 +194,23 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
         )
         for s in sessions
     ]
+    metadata = ctx.get(record, "metadata", dict, default={})
+    if stamps.naive and stamps.aware:
+        metadata = {**metadata, NAIVE_TIMESTAMPS_KEY: stamps.naive}
     return Conversation(
         id=conversation_id,
         sessions=sessions,
         questions=questions,
         dataset=ctx.get(record, "dataset", str, default="jsonl"),
-        metadata=ctx.get(record, "metadata", dict, default={}),
+        metadata=metadata,
     )
 
 
-def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, tz: tzinfo) -> Session:
+def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, stamps: _Stamps) -> Session:
     path = f"sessions[{position}]"
     ctx.check(raw, dict, path)
     session_id = ctx.get(raw, "id", str, path=path, default=f"s{position + 1:03d}")
-    date = _timestamp(ctx.get(raw, "date", str, path=path), ctx, f"{path}.date", tz)
+    date = stamps.read(ctx.get(raw, "date", str, path=path), ctx, f"{path}.date")
     turns = []
     for k, raw_turn in enumerate(ctx.get(raw, "turns", list, path=path)):
         turn_path = f"{path}.turns[{k}]"
@@ -215,7 +220,7 @@ def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, tz: t
             raise ctx.error(f"{turn_path}.role", f"expected 'user' or 'assistant', got {role!r}")
         created = ctx.get(raw_turn, "created_at", (str, type(None)), path=turn_path, default=None)
         if created is not None:
-            created_at = _timestamp(created, ctx, f"{turn_path}.created_at", tz)
+            created_at = stamps.read(created, ctx, f"{turn_path}.created_at")
         else:
             created_at = turns[-1].created_at + pace if turns else date
         turns.append(
@@ -231,7 +236,7 @@ def _session(raw: Any, position: int, ctx: RecordContext, pace: timedelta, tz: t
 
 
 def _question(
-    raw: Any, position: int, conversation_id: str, turn_ids: set[str], ctx: RecordContext, tz: tzinfo
+    raw: Any, position: int, conversation_id: str, turn_ids: set[str], ctx: RecordContext, stamps: _Stamps
 ) -> Question:
     path = f"questions[{position}]"
     ctx.check(raw, dict, path)
@@ -247,7 +252,7 @@ def _question(
         type=ctx.get(raw, "type", str, path=path, default=DEFAULT_QUESTION_TYPE),
         question=ctx.get(raw, "question", str, path=path),
         answer=answer_text(ctx.get(raw, "answer", (str, int, float), path=path), ctx, f"{path}.answer"),
-        question_date=(None if question_date is None else _timestamp(question_date, ctx, f"{path}.question_date", tz)),
+        question_date=(None if question_date is None else stamps.read(question_date, ctx, f"{path}.question_date")),
         evidence_ids=list(evidence),
         is_abstention=ctx.get(raw, "is_abstention", bool, path=path, default=False),
         category=ctx.get(raw, "category", (int, type(None)), path=path, default=None),
@@ -256,9 +261,22 @@ def _question(
     )
 
 
-def _timestamp(text: str, ctx: RecordContext, field: str, tz: tzinfo) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ctx.error(field, f"not an ISO 8601 timestamp: {text!r}") from exc
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=tz)
+class _Stamps:
+    """Reads one conversation's timestamps, naive ones in ``tz``, and remembers which were naive
+    (a conversation that mixes both gets a warning, see ``omlab.bench.datasets.checks``)."""
+
+    def __init__(self, tz: tzinfo) -> None:
+        self.tz = tz
+        self.naive: list[str] = []
+        self.aware = 0
+
+    def read(self, text: str, ctx: RecordContext, field: str) -> datetime:
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ctx.error(field, f"not an ISO 8601 timestamp: {text!r}") from exc
+        if parsed.tzinfo is not None:
+            self.aware += 1
+            return parsed
+        self.naive.append(field)
+        return parsed.replace(tzinfo=self.tz)
