@@ -9,6 +9,7 @@ Commands::
     omlab calls list RUN|latest [--role R] [--limit N]
     omlab datasets list | omlab datasets build synthetic|longmemeval|locomo ...
     omlab cache info | omlab cache clear [--responses] [--prepared]
+    omlab export RUN|latest --format longmemeval|locomo|csv|parquet [--out PATH]
 
 Errors a user can fix (a bad suite file, an unknown run) print one line to stderr and exit 2.
 """
@@ -19,9 +20,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from omlab.cli import cache, calls, datasets, events, report, run, sweep
+from omlab.cli import cache, calls, datasets, events, export, report, run, sweep
 
-_COMMANDS = (run, sweep, report, events, calls, datasets, cache)
+_COMMANDS = (run, sweep, report, events, calls, datasets, cache, export)
 
 
 def build_parser() -> argparse.ArgumentParser:
