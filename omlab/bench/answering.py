@@ -1,7 +1,8 @@
 """Answering a conversation's questions from its prepared memory (the ``answer`` phase's work).
 
 Per question: the engine's ``build_context(thread, current_date=question date)``, then one user
-message in LongMemEval's question format ``Current Date: {date}\\nQuestion: {question}``, sent to
+message in LongMemEval's question format ``Current Date: {date}\\nQuestion: {question}`` (LoCoMo
+with ``[scoring] protocol = "official"``: the official QA prompt, ``omlab.bench.locomo_protocol``), sent to
 the actor at temperature 0 with at most :data:`ANSWER_MAX_TOKENS` output tokens (the official
 reader's budget). A question without its own date is asked at the time of the conversation's last
 turn. The context is also scored model-free (``omlab.bench.scoring.retention``):
@@ -95,6 +96,11 @@ class Answerer:
                 messages = conversation_messages(conversation)
                 self.full_history_tokens = self.memory.counter.count_messages(messages)
         self.model_label = model_label(settings.models["actor"])
+        self.protocol = None
+        if settings.uses_locomo_protocol():
+            from omlab.bench.locomo_protocol import locomo_protocol
+
+            self.protocol = locomo_protocol(settings.official_files_path)
 
     async def answer(self, question: Question) -> AnsweredQuestion:
         """Answer one question (see the module docstring)."""
@@ -109,7 +115,10 @@ class Answerer:
                 context = await self.memory.build_context(
                     self.prepared.thread_id, current_date=when, resource_id=self.prepared.resource_id
                 )
-                prompt = [*context, {"role": "user", "content": question_prompt(question, when)}]
+                text, options = (
+                    self.protocol.ask(question) if self.protocol else (question_prompt(question, when), None)
+                )
+                prompt = [*context, {"role": "user", "content": text}]
                 row["context_tokens"] = sum(self.memory.counter.count_string(content_of(m)) for m in prompt)
                 request = ModelRequest(
                     model=self.settings.models["actor"],
@@ -122,7 +131,8 @@ class Answerer:
                 if self.memory.config.retrieval is not None:  # give the actor OM's recall tool
                     tool = self.memory.recall_tool(self.prepared.thread_id, resource_id=self.prepared.resource_id)
                 response, _ = await complete_with_tool(self.client, request, tool)
-                row.update(status="ok", hypothesis=response.text)
+                hypothesis = self.protocol.answer_of(response.text, options) if self.protocol else response.text
+                row.update(status="ok", hypothesis=hypothesis)
                 context_text = "\n".join(content_of(m) for m in context)
                 scores = retention_scores(self.conversation, question, context_text, self.settings.scoring.retention)
             except Exception as error:  # noqa: BLE001 - the question is recorded as failed, never dropped

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
+from omlab.bench.locomo_protocol import aggregate_f1_values
 from omlab.bench.scoring import bootstrap_ci, locomo_report, longmemeval_report
 
 METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n")
@@ -97,13 +98,19 @@ def compute_metrics(
     judged: bool | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    f1_aggregation: str = "mean",
 ) -> pd.DataFrame:
     """Every metric of the module docstring that the frames allow, as a ``metrics`` frame.
+
+    ``f1_aggregation``: ``mean`` averages LoCoMo's per-question F1 as computed, ``official`` rounds
+    each to 3 decimals first, as the official ``evaluate_qa.py`` does.
 
     ``judged`` says whether the run had a judge phase (None: whether any verdict exists); with it,
     accuracy is reported even when every question failed (as 0 with ``on_missing="wrong"``)."""
     rows: list[dict[str, Any]] = []
-    rows += _question_metrics(frames.answers, frames.scores, dataset_kind, on_missing, judged, n_boot, seed)
+    rows += _question_metrics(
+        frames.answers, frames.scores, dataset_kind, on_missing, judged, n_boot, seed, f1_aggregation
+    )
     rows += _context_metrics(frames.steps, frames.answers)
     rows += _compression_metrics(frames.events, frames.answers)
     rows += _cost_metrics(frames.calls)
@@ -146,6 +153,7 @@ def _question_metrics(
     judged_run: bool | None,
     n_boot: int,
     seed: int,
+    f1_aggregation: str = "mean",
 ) -> list[dict[str, Any]]:
     if answers.empty:
         return []
@@ -170,7 +178,10 @@ def _question_metrics(
     policy = "wrong" if on_missing == "wrong" else "drop"
     has_verdicts = bool(frame.loc[judged, "correct"].notna().any()) if judged_run is None else judged_run
     if kind == "locomo":
-        frame["f1"] = frame["question_id"].map(_scores_of(scores, "f1", "value")).astype("float64")
+        f1 = frame["question_id"].map(_scores_of(scores, "f1", "value")).astype("float64")
+        if f1_aggregation != "mean":
+            f1 = f1.map(lambda v: v if math.isnan(v) else aggregate_f1_values([v], f1_aggregation)[0])
+        frame["f1"] = f1
         rows += _locomo_rows(frame, policy, has_verdicts, n_boot, seed)
     elif has_verdicts:
         report = longmemeval_report(

@@ -55,6 +55,7 @@ def preflight(suite: Suite, limit: int | None = None) -> Preflight:
         more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
         raise SuiteError(suite.source, "dataset", refusals[0] + more)
     unpriced = check_models(suite)
+    check_protocol(suite)
     if "judge" in suite.phases:
         check_judge_prompts(suite, conversations)
     return Preflight(info, conversations, input_warnings(conversations) + unpriced)
@@ -132,6 +133,25 @@ def check_models(suite: Suite) -> list[InputWarning]:
     return warnings
 
 
+def check_protocol(suite: Suite) -> None:
+    """Refuse an official-files path that does not hold LoCoMo's official QA wording."""
+    if suite.scoring.official_files is None:
+        return
+    from omlab.bench.locomo_protocol import ProtocolFileError, locomo_protocol, official_file
+
+    path = official_file(_resolve(suite.scoring.official_files, suite.base_dir))
+    if not path.is_file():
+        raise SuiteError(
+            suite.source,
+            "scoring.official_files",
+            f"no such file {path}: give your copy of LoCoMo's task_eval/gpt_utils.py, or the LoCoMo checkout",
+        )
+    try:
+        locomo_protocol(path)
+    except ProtocolFileError as error:
+        raise SuiteError(suite.source, "scoring.official_files", str(error)) from None
+
+
 def check_judge_prompts(suite: Suite, conversations: Sequence[Conversation]) -> None:
     """Refuse a judge prompt file that has no template for a question type the judge will see."""
     from omlab.bench.judging import J_CATEGORIES
@@ -193,10 +213,10 @@ def format_warnings(warnings: Sequence[InputWarning], *, limit: int = 10) -> lis
 
 
 def _load(suite: Suite, limit: int | None) -> tuple[DatasetInfo, list[Conversation]]:
-    from omlab.bench.runner import load_conversations
+    from omlab.bench.runner import caption_style, load_conversations
 
     try:
-        return load_conversations(suite.dataset, suite.base_dir, limit)
+        return load_conversations(suite.dataset, suite.base_dir, limit, caption_style=caption_style(suite))
     except DatasetError as error:
         raise SuiteError(suite.source, "dataset", str(error)) from None
 
@@ -239,6 +259,7 @@ __all__ = [
     "check_dataset_file",
     "check_judge_prompts",
     "check_models",
+    "check_protocol",
     "format_warnings",
     "preflight",
     "warning_metric_rows",

@@ -97,6 +97,7 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             ["started", header.get("started_at")],
             ["finished", header.get("finished_at")],
             ["models", ", ".join(f"{k}={_short(v)}" for k, v in config.get("models", {}).items())],
+            ["QA protocol", _protocol_label(header, config)],
             [
                 "versions",
                 _versions(header),
@@ -242,6 +243,7 @@ def write_report(
             dataset_kind=str(row.get("dataset") or ""),
             on_missing=config.get("scoring", {}).get("on_missing", "wrong"),
             judged="judge" in config.get("phases", ["judge"]),
+            f1_aggregation=config.get("scoring", {}).get("f1_aggregation", "mean"),
         )
     target = Path(out_dir) if out_dir is not None else Path(results_dir) / "reports" / run_id
     target.mkdir(parents=True, exist_ok=True)
@@ -315,6 +317,22 @@ def _versions(header: pd.Series) -> str:
         f"omlab {header.get('omlab_version')}, litellm {header.get('litellm_version')}, "
         f"duckdb {header.get('duckdb_version')}, git {str(header.get('git_commit') or '')[:10]}{dirty}"
     )
+
+
+def _protocol_label(header: pd.Series, config: dict[str, Any]) -> str:
+    """Which QA protocol and (LoCoMo) F1 aggregation the run used."""
+    scoring = config.get("scoring", {})
+    wording = scoring.get("protocol_wording")
+    if scoring.get("protocol") == "official" and wording:
+        source = "omlab's wording" if wording.get("source") == "omlab" else f"wording from {wording.get('source')}"
+        label = f"official ({source}, sha256 {str(wording.get('sha256'))[:12]})"
+    else:
+        label = str(scoring.get("protocol", "omlab"))
+    if str(header.get("dataset") or "") == "locomo":
+        aggregation = scoring.get("f1_aggregation", "mean")
+        how = "per-question F1 rounded to 3 decimals, then averaged" if aggregation == "official" else "mean F1"
+        label += f"; F1 aggregation: {aggregation} ({how})"
+    return label
 
 
 def _dataset_label(header: pd.Series) -> str:

@@ -66,6 +66,7 @@ class RunSettings:
     prepared_dir: str | None = None
     judge_prompts_path: str | None = None
     grid_point: dict[str, Any] = field(default_factory=dict)
+    official_files_path: str | None = None
 
     @classmethod
     def from_cell(
@@ -83,6 +84,13 @@ class RunSettings:
             prompts = str((Path(suite.base_dir) / prompts).resolve())
             if not Path(prompts).is_file():
                 raise SuiteError(suite.source, "scoring.judge_prompts", f"no such file {prompts}")
+        official = suite.scoring.official_files
+        if official is not None:
+            from omlab.bench.locomo_protocol import official_file
+
+            official = str(official_file((Path(suite.base_dir) / official).resolve()))
+            if not Path(official).is_file():
+                raise SuiteError(suite.source, "scoring.official_files", f"no such file {official}")
         caches = cache_dir(results_dir)
         mode = cache_mode or suite.cache.mode
         reuse = suite.cache.prepared if reuse_prepared is None else reuse_prepared
@@ -102,6 +110,7 @@ class RunSettings:
             prepared_dir=str(caches / PREPARED_DIR) if reuse else None,
             judge_prompts_path=prompts,
             grid_point=dict(cell.point),
+            official_files_path=official,
         )
 
     # ------------------------------------------------------------------ hashes
@@ -135,7 +144,11 @@ class RunSettings:
                 "prepare": self.prepare_identity(),
                 "actor": self.models["actor"],
                 "judge": self.models["judge"],
-                "scoring": {**asdict(self.scoring), "judge_prompts": _file_digest(self.judge_prompts_path)},
+                "scoring": {
+                    **_scoring_identity(self.scoring),
+                    "judge_prompts": _file_digest(self.judge_prompts_path),
+                    **({"official_files": _file_digest(self.official_files_path)} if self.official_files_path else {}),
+                },
                 "dataset": dict(dataset_identity),
             }
         )
@@ -150,10 +163,24 @@ class RunSettings:
             "prices": self.prices,
             "latency": self.latency,
             "replay": asdict(self.replay),
-            "scoring": asdict(self.scoring),
+            "scoring": {**asdict(self.scoring), **self.protocol_description()},
             "phases": list(self.phases),
             "grid_point": self.grid_point,
         }
+
+    def uses_locomo_protocol(self) -> bool:
+        """Whether answers follow LoCoMo's official QA protocol (``omlab.bench.locomo_protocol``)."""
+        return self.dataset_kind == "locomo" and self.scoring.protocol == "official"
+
+    def protocol_description(self) -> dict[str, Any]:
+        """Which QA protocol, wording and F1 aggregation the run uses (recorded in ``config_json``)."""
+        described: dict[str, Any] = {"f1_aggregation": self.scoring.f1_aggregation}
+        if self.uses_locomo_protocol():
+            from omlab.bench.locomo_protocol import locomo_protocol
+
+            wording = locomo_protocol(self.official_files_path)
+            described["protocol_wording"] = {"source": wording.source, "sha256": wording.sha256}
+        return described
 
     # ------------------------------------------------------------------ builders
 
@@ -215,6 +242,17 @@ def model_strings(spec: Any) -> list[str | None]:
     if isinstance(spec, (list, tuple)):
         return [name for entry in spec for name in model_strings(entry)]
     return [None]
+
+
+def _scoring_identity(scoring: ScoringSpec) -> dict[str, Any]:
+    """The scoring settings that change results; the protocol options only when they are not
+    the defaults, so runs made before they existed keep their hash (and resume)."""
+    identity = asdict(scoring)
+    defaults = ScoringSpec()
+    for name in ("protocol", "official_files", "aggregation"):
+        if identity[name] == getattr(defaults, name):
+            del identity[name]
+    return identity
 
 
 def _file_digest(path: str | None) -> str | None:

@@ -156,7 +156,9 @@ def run_cell(
     if checked is not None:
         info, conversations = checked.info, checked.conversations
     else:
-        info, conversations = load_conversations(suite.dataset, suite.base_dir, options.limit)
+        info, conversations = load_conversations(
+            suite.dataset, suite.base_dir, options.limit, caption_style=caption_style(suite)
+        )
     if warnings is None:
         warnings = checked.warnings if checked is not None else input_warnings(conversations)
     settings = _settings(cell, options)
@@ -182,6 +184,7 @@ def run_cell(
             dataset_kind=settings.dataset_kind,
             on_missing=suite.scoring.on_missing,
             judged="judge" in settings.phases,
+            f1_aggregation=suite.scoring.f1_aggregation,
         )
         metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(warnings))], ignore_index=True)
         writer.add_metrics(metrics_records(metrics))
@@ -227,10 +230,10 @@ def _config_hash(cell: SuiteCell, settings: RunSettings, info: DatasetInfo, opti
 
 
 def load_conversations(
-    spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None
+    spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None, *, caption_style: str = "omlab"
 ) -> tuple[DatasetInfo, list[Conversation]]:
     """Load a suite's dataset: the first ``min(spec.limit, limit)`` conversations, each with at
-    most ``spec.questions_per_conversation`` questions."""
+    most ``spec.questions_per_conversation`` questions (LoCoMo image captions in ``caption_style``)."""
     from omlab.bench.datasets import load_jsonl, load_locomo, load_longmemeval, load_synthetic
 
     pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
@@ -245,7 +248,7 @@ def load_conversations(
         info, conversations = load_longmemeval(path, spec.subset, revision=spec.revision, **sha, **pace)
     elif spec.kind == "locomo":
         source = spec.path if spec.path.startswith(("http://", "https://")) else _resolve(spec.path, base_dir)
-        info, conversations = load_locomo(source, **sha, **pace)
+        info, conversations = load_locomo(source, caption_style=caption_style, **sha, **pace)
     else:
         info, conversations = load_jsonl(_resolve(spec.path, base_dir), **sha, **pace)
     count = _effective_limit(spec, limit)
@@ -256,6 +259,11 @@ def load_conversations(
             dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation]) for c in conversations
         ]
     return info, conversations
+
+
+def caption_style(suite: Suite) -> str:
+    """How LoCoMo image turns read: as the official transcript with the official protocol."""
+    return "official" if suite.scoring.protocol == "official" else "omlab"
 
 
 # --------------------------------------------------------------------------- run choice

@@ -50,6 +50,9 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     verdict = "parity"                  # parity | official | strict | lenient
     on_missing = "wrong"                # how failed questions count: wrong | drop
     judge_prompts = "prompts.json"      # optional: your own judge wording
+    protocol = "official"               # omlab | official (LoCoMo: the official QA protocol)
+    official_files = "locomo/task_eval/gpt_utils.py"  # your copy: the official wording
+    aggregation = "official"            # LoCoMo F1: official (rounded to 3 decimals) | mean
 
     [cache]
     mode = "write"                      # off | read | write | strict (the response cache)

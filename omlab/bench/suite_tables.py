@@ -18,6 +18,8 @@ PHASE_ORDER = ("prepare", "answer", "judge")
 INGEST_MODES = ("message", "pair")
 LATENCY_KINDS = ("fixed", "lognormal", "token-rate", "measured")
 VERDICT_MODES = ("parity", "official", "strict", "lenient")
+PROTOCOLS = ("omlab", "official")
+F1_AGGREGATIONS = ("mean", "official")
 CACHE_MODES = ("off", "read", "write", "strict")
 DEFAULT_LATENCY: dict[str, Any] = {"kind": "token-rate"}
 MODEL_ROLES = ("observer", "reflector", "actor", "judge")
@@ -107,6 +109,17 @@ class ScoringSpec:
     on_missing: str = "wrong"
     judge_prompts: str | None = None
     retention: bool = True
+    protocol: str = "omlab"
+    official_files: str | None = None
+    aggregation: str | None = None
+
+    @property
+    def f1_aggregation(self) -> str:
+        """How per-question LoCoMo F1 is averaged: ``aggregation``, else ``official`` with the
+        official protocol and ``mean`` without."""
+        if self.aggregation is not None:
+            return self.aggregation
+        return "official" if self.protocol == "official" else "mean"
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +288,19 @@ def parse_scoring(table: Mapping[str, Any], source: str) -> ScoringSpec:
         raise SuiteError(source, "scoring.retention", f"must be true or false, got {spec.retention!r}")
     if spec.judge_prompts is not None and not isinstance(spec.judge_prompts, str):
         raise SuiteError(source, "scoring.judge_prompts", f"must be a path string, got {spec.judge_prompts!r}")
+    if spec.protocol not in PROTOCOLS:
+        raise SuiteError(source, "scoring.protocol", f"must be one of {', '.join(PROTOCOLS)}, got {spec.protocol!r}")
+    if spec.official_files is not None and not isinstance(spec.official_files, str):
+        raise SuiteError(
+            source,
+            "scoring.official_files",
+            f"must be the path of your copy of LoCoMo's task_eval/gpt_utils.py (or its checkout), got "
+            f"{spec.official_files!r}",
+        )
+    if spec.aggregation is not None and spec.aggregation not in F1_AGGREGATIONS:
+        raise SuiteError(
+            source, "scoring.aggregation", f"must be one of {', '.join(F1_AGGREGATIONS)}, got {spec.aggregation!r}"
+        )
     return spec
 
 
@@ -374,10 +400,12 @@ def _optional_str(table: Mapping[str, Any], key: str, section: str, source: str)
 __all__ = [
     "CACHE_MODES",
     "DATASET_KINDS",
+    "F1_AGGREGATIONS",
     "INGEST_MODES",
     "LATENCY_KINDS",
     "MODEL_ROLES",
     "PHASE_ORDER",
+    "PROTOCOLS",
     "VERDICT_MODES",
     "CacheSpec",
     "DatasetSpec",

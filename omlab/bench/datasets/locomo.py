@@ -49,6 +49,11 @@ CATEGORY_NAMES: dict[int, str] = {
 ADVERSARIAL_GOLD = "Not mentioned in the conversation"
 DEFAULT_SPEAKER_ROLES: dict[str, str] = {"speaker_a": "user", "speaker_b": "assistant"}
 DEFAULT_TURN_PACE = timedelta(seconds=5)
+CAPTION_STYLES: dict[str, str] = {
+    "omlab": "{text} [shares {caption}]",
+    "official": "{text} and shared {caption}.",
+}
+"""How an image turn's caption joins its text (``official``: as LoCoMo's QA transcript renders it)."""
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DATE_KEY = re.compile(r"^session_(\d+)_date_time$")
@@ -102,6 +107,7 @@ def load_locomo(
     turn_pace: timedelta | float = DEFAULT_TURN_PACE,
     tz: tzinfo = UTC,
     image_captions: bool = True,
+    caption_style: str = "omlab",
 ) -> tuple[DatasetInfo, list[Conversation]]:
     """Load LoCoMo as one Conversation per ``sample_id``.
 
@@ -113,8 +119,10 @@ def load_locomo(
         speaker_roles: ``{"speaker_a": role, "speaker_b": role}`` with roles ``user``/``assistant``.
         turn_pace: Seconds (or timedelta) between consecutive turns of a session.
         tz: Time zone given to the dataset's naive session times.
-        image_captions: Append ``[shares <blip_caption>]`` to the text of image turns, as the
-            official transcript does (the images themselves are not released).
+        image_captions: Append the ``blip_caption`` of image turns to their text (the images
+            themselves are not released).
+        caption_style: ``omlab``: ``<text> [shares <caption>]``; ``official``: ``<text> and shared
+            <caption>.``, word for word as the official QA transcript renders it.
 
     Raises:
         DatasetError: Unreadable or malformed input, naming file, record and field.
@@ -124,6 +132,8 @@ def load_locomo(
         raise ValueError(
             f"speaker_roles must map exactly 'speaker_a' and 'speaker_b' to 'user' or 'assistant', got {roles!r}"
         )
+    if caption_style not in CAPTION_STYLES:
+        raise ValueError(f"caption_style must be one of {', '.join(CAPTION_STYLES)}, got {caption_style!r}")
     pace = pace_delta(turn_pace)
     file_path, source_text = _resolve(source, cache_dir)
     digest = sha256_file(file_path)
@@ -136,7 +146,7 @@ def load_locomo(
         ) from exc
     if not isinstance(records, list):
         raise DatasetError("expected a JSON list of conversations at the top level", file=str(file_path))
-    options = _Options(roles=roles, pace=pace, tz=tz, image_captions=image_captions)
+    options = _Options(roles=roles, pace=pace, tz=tz, image_captions=image_captions, caption_style=caption_style)
     conversations = [_conversation(record, index, str(file_path), options) for index, record in enumerate(records)]
     info = DatasetInfo(
         name="locomo", subset=None, source=source_text, revision=None, sha256=digest, n_conversations=len(conversations)
@@ -150,6 +160,7 @@ class _Options:
     pace: timedelta
     tz: tzinfo
     image_captions: bool
+    caption_style: str = "omlab"
 
 
 def _resolve(source: str | Path, cache_dir: str | Path | None) -> tuple[Path, str]:
@@ -257,7 +268,7 @@ def _turns(
         text = ctx.get(raw, "text", str, path=path)
         caption = ctx.get(raw, "blip_caption", (str, type(None)), path=path, default=None)
         if options.image_captions and caption:
-            text = f"{text} [shares {caption}]"
+            text = CAPTION_STYLES[options.caption_style].format(text=text, caption=caption)
         turns.append(
             Turn(
                 id=ctx.get(raw, "dia_id", str, path=path),
