@@ -69,7 +69,9 @@ def check_dataset_file(suite: Suite) -> None:
     path = _resolve(spec.path, suite.base_dir)
     if not path.is_file():
         raise SuiteError(suite.source, "dataset.path", f"no such file {path} (paths are relative to the suite file)")
-    if path.stat().st_size == 0 or not path.read_bytes()[:4096].strip():
+    with open(path, "rb") as handle:
+        opening = handle.read(4096)
+    if not opening.strip():
         raise SuiteError(suite.source, "dataset.path", f"{path} is empty: point it at a file with conversations")
     guessed = guess_kind(path)
     if guessed is not None and guessed != spec.kind:
