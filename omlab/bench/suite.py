@@ -72,7 +72,9 @@ Grid: keys are dotted paths into ``[engine]`` (``observation.bufferTokens``) or 
 results tables simple and lets cells run in parallel processes (one writer per file). A sweep
 groups its runs by suite name and sweep id.
 
-Every problem raises :class:`SuiteError` naming the file and the key.
+Every problem raises :class:`SuiteError` naming the file and the key. A suite can be named instead
+of its path (:func:`find_suite`: ``quickstart`` is ``benchmarks/quickstart.toml``). Before a run,
+``omlab.bench.preflight`` checks the suite against its dataset and models.
 """
 
 from __future__ import annotations
