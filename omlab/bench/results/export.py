@@ -4,8 +4,8 @@
   ``{"question_id": ..., "hypothesis": ...}`` object per line (UTF-8, no other keys), one line per
   answered question (:func:`export_hypotheses`).
 * ``locomo``: a JSON list of ``{"sample_id": ..., "qa": [...]}`` objects, one per conversation, whose
-  ``qa`` items carry ``question``, ``answer`` (category 5: ``adversarial_answer``, as in
-  ``locomo10.json``), ``category`` and the answer under ``prediction``: the shape
+  ``qa`` items carry ``question``, ``answer`` (omlab's gold: "Not mentioned in the conversation"
+  for category 5, whose score does not use it), ``category`` and the answer under ``prediction``: the shape
   the official ``evaluation.py`` ``eval_question_answering(qas, eval_key="prediction")`` scores
   (:func:`locomo_predictions`).
 * ``csv`` / ``parquet``: ``answers`` (joined with every scorer, one row per question), ``scores``
@@ -26,7 +26,6 @@ from omlab.bench.results.schema import ANSWER_FAILED
 
 EXPORT_FORMATS: tuple[str, ...] = ("longmemeval", "locomo", "csv", "parquet")
 LOCOMO_PREDICTION_KEY = "prediction"
-_ADVERSARIAL = 5
 
 
 def hypothesis_lines(answers: pd.DataFrame, *, include_failed: bool = False) -> list[str]:
@@ -65,10 +64,7 @@ def locomo_predictions(answers: pd.DataFrame, *, include_failed: bool = False) -
     samples: dict[str, list[dict[str, Any]]] = {}
     for row in kept.sort_values("question_id", kind="stable").itertuples(index=False):
         category = None if pd.isna(row.category) else int(row.category)
-        item: dict[str, Any] = {"question": row.question}
-        gold_key = "adversarial_answer" if category == _ADVERSARIAL else "answer"
-        item[gold_key] = row.gold
-        item["category"] = category
+        item: dict[str, Any] = {"question": row.question, "answer": row.gold, "category": category}
         item["evidence"] = []
         item[LOCOMO_PREDICTION_KEY] = row.hypothesis if isinstance(row.hypothesis, str) else ""
         item["question_id"] = row.question_id
