@@ -101,11 +101,20 @@ def test_killing_the_driver_at_random_points_then_rerunning_gives_one_run_per_ce
     command = [sys.executable, "-m", "omlab.cli.main", "sweep", str(suite), "--results", str(results)]
     command += ["--workers", str(workers), "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    # Kill moments are drawn within the time an uncut sweep takes on this machine, so that a fast
+    # machine still gets cut (fixed 1-6 s windows let a quick CI runner finish before any kill).
+    timing_folder = tmp_path / "timing"
+    timing_folder.mkdir()
+    timing = [*command[:4], str(_suite(timing_folder)), "--results", str(timing_folder / "results"), *command[7:]]
+    started = time.monotonic()
+    subprocess.run(timing, env=env, capture_output=True, timeout=600, check=True)
+    uncut = time.monotonic() - started
     chance = random.Random(1234 + workers)
     kills = 0
-    for _attempt in range(12):
+    for attempt in range(12):
         process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + chance.uniform(1.0, 6.0)
+        share = chance.uniform(0.15, 0.6) if attempt == 0 else chance.uniform(0.15, 1.0)
+        deadline = time.monotonic() + share * uncut
         while process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         if process.poll() is None:
