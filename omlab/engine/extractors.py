@@ -24,6 +24,7 @@ an offline model fails with :data:`OFFLINE_STRUCTURED_ERROR` instead of calling 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -35,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from omlab.engine.config import ConfigError
+from omlab.engine.degenerate import is_degenerate
 from omlab.engine.observation_text import ObserverOutput
 from omlab.llm.spec import is_offline_model, primary_model_name
 from omlab.llm.types import ModelRequest
@@ -633,9 +635,17 @@ async def _run_one_structured(
         metadata={"extractor": resolved.slug, "source": context.get("source")},
         context=dict(context),
     )
-    response = await client.complete(request)
-    if isinstance(getattr(response, "model", None), str) and _offline(response.model):
-        raise ValueError(OFFLINE_STRUCTURED_ERROR)  # a fallback chain ended on an offline model
+    # an empty or looping reply is a failed attempt: retried once, then a failure (never a value)
+    for attempt in (1, 2):
+        response = await client.complete(
+            request if attempt == 1 else dataclasses.replace(request, cache_salt=f"retry-{attempt}")
+        )
+        if isinstance(getattr(response, "model", None), str) and _offline(response.model):
+            raise ValueError(OFFLINE_STRUCTURED_ERROR)  # a fallback chain ended on an offline model
+        if response.text.strip() and not is_degenerate(response.text):
+            break
+    else:
+        raise ValueError("the reply was empty or degenerate twice")
     value = parse_json_reply(response.text)
     if check.wrapped:
         if not isinstance(value, dict) or _WRAPPED_KEY not in value:

@@ -53,8 +53,9 @@ class ObserverResult:
 class ObserverRunner:
     """Builds the Observer request, calls the model and parses the answer.
 
-    A degenerate answer (a repetition loop) is retried once; a second one raises
-    :class:`ObserverError`.
+    A degenerate answer (a repetition loop) or one with no observation text (empty, whitespace
+    only, or nothing parseable) is retried once; a second one raises :class:`ObserverError`, so
+    the cycle fails and its messages stay unobserved instead of being committed as no memory.
     """
 
     def __init__(
@@ -161,9 +162,9 @@ class ObserverRunner:
             response = await self.client.complete(request)
             responses.append(response)
             output = parse_observer_output(response.text, inline_slugs=inline_slugs)
-            if not output.degenerate:
+            if not output.degenerate and output.observations.strip():
                 return ObserverResult(output, responses, previous, truncated, prompt)
-        raise ObserverError("the Observer produced degenerate (repetitive) output twice; nothing was committed")
+        raise ObserverError(f"the Observer produced {_unusable(output.degenerate)} output twice; nothing was committed")
 
     async def observe_threads(
         self,
@@ -176,7 +177,8 @@ class ObserverRunner:
         metadata: dict[str, Any] | None = None,
     ) -> tuple[ThreadOutputs, ObserverResult]:
         """The multi-thread Observer (resource scope): ``threads`` are ``(shown id, messages)``;
-        the reply has one ``<thread id>`` block per thread. Degenerate output is retried once."""
+        the reply has one ``<thread id>`` block per thread. Degenerate output, or a reply with no
+        observation text for any thread, is retried once."""
         previous, truncated = prepare_previous_observations(active_observations, budget=self.previous_observer_tokens)
         history = "\n".join(
             f'<thread id="{shown}">\n{format_history(observer_view(list(msgs)), timezone=timezone)}\n</thread>'
@@ -213,7 +215,7 @@ class ObserverRunner:
             )
             responses.append(response)
             outputs = parse_multi_thread_output(response.text)
-            if not outputs.degenerate:
+            if not outputs.degenerate and any(o.observations.strip() for o in outputs.values()):
                 summary = ObserverResult(
                     ObserverOutput(
                         observations="",
@@ -228,4 +230,8 @@ class ObserverRunner:
                     prompt,
                 )
                 return outputs, summary
-        raise ObserverError("the multi-thread Observer produced degenerate (repetitive) output twice")
+        raise ObserverError(f"the multi-thread Observer produced {_unusable(outputs.degenerate)} output twice")
+
+
+def _unusable(degenerate: bool) -> str:
+    return "degenerate (repetitive)" if degenerate else "empty (no observation text)"

@@ -516,3 +516,15 @@ def test_builtin_priors_read_the_compatibility_fields():
         ("suggested-response", "Ask"),
         ("thread-title", "Trip"),
     ]
+
+
+async def test_an_empty_or_looping_structured_reply_is_retried_once_then_a_failure():
+    loop = '{"name": "Ana"}\n' + "the same line again and again, forever and ever\n" * 300
+    client = FakeClient("", '{"name": "Ana"}', "  \n", loop, "")
+    extractors = [Extractor(n, "facts", schema=Profile) for n in ("First", "Second")]
+    values, failures = await run_structured_extractors(
+        extractors, client=client, model="openai/gpt-4o-mini", observations_text="", context=CONTEXT
+    )
+    assert values == {"first": {"name": "Ana", "timezone": None}}
+    assert failures == [{"slug": "second", "error": "the reply was empty or degenerate twice"}]
+    assert [r.cache_salt for r in client.requests] == [None, "retry-2", None, "retry-2"]
