@@ -38,16 +38,44 @@ _NEXT_SECTION = re.compile(r"^[ \t]*<(?:current-task|suggested-response|thread-t
 _LIST_ITEM = re.compile(r"^\s*(?:[-*]|[0-9]+\.)\s")
 
 
+def _section_spans(tag: str, text: str) -> list[tuple[int, int, int, int]]:
+    """``(start, body_start, body_end, end)`` of every ``<tag>`` section whose opening tag starts a
+    line. The section ends at the first closing tag that starts or ends a line (``<tag>x</tag>`` on
+    one line, or ``x</tag>`` closing the last line), so a value that mentions ``</tag>`` inside a
+    sentence is not cut there."""
+    flags = re.IGNORECASE | re.MULTILINE
+    opening = re.compile(rf"^[ \t]*<{tag}>", flags)
+    at_line_start = re.compile(rf"^[ \t]*</{tag}>", flags)
+    at_line_end = re.compile(rf"</{tag}>[ \t]*$", flags)
+    spans: list[tuple[int, int, int, int]] = []
+    position = 0
+    while (start := opening.search(text, position)) is not None:
+        found = [m for m in (at_line_start.search(text, start.end()), at_line_end.search(text, start.end())) if m]
+        if not found:
+            break
+        closing = min(found, key=lambda m: m.start())
+        spans.append((start.start(), start.end(), closing.start(), closing.end()))
+        position = closing.end()
+    return spans
+
+
 def _first_section(tag: str, text: str) -> str | None:
-    match = re.search(rf"^[ \t]*<{tag}>(.*?)</{tag}>", text, re.IGNORECASE | re.MULTILINE | re.DOTALL)
-    value = match.group(1).strip() if match else ""
+    spans = _section_spans(tag, text)
+    value = text[spans[0][1] : spans[0][2]].strip() if spans else ""
     return value or None
 
 
 def _remove_sections(tag: str, text: str) -> str:
-    return re.sub(
-        rf"^[ \t]*<{tag}>.*?</{tag}>[ \t]*(?:\r?\n)?", "", text, flags=re.IGNORECASE | re.MULTILINE | re.DOTALL
-    )
+    spans = _section_spans(tag, text)
+    if not spans:
+        return text
+    pieces, position = [], 0
+    for start, _, _, end in spans:
+        pieces.append(text[position:start])
+        rest = re.match(r"[ \t]*(?:\r?\n)?", text[end:])
+        position = end + (rest.end() if rest else 0)
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 @dataclass(frozen=True)

@@ -109,18 +109,24 @@ def retention_floor(buffer_activation: float, threshold: int) -> float:
     """Raw message tokens an activation should leave in context (§2.6).
 
     An absolute ``bufferActivation`` (``>= 1000``) is the floor itself; a ratio keeps
-    ``threshold × (1 − ratio)`` (0.8 of 30k → 6,000; ratio 1.0 → 0).
+    ``threshold × (1 − ratio)`` (0.8 of 30k → 6,000; ratio 1.0 → 0). The ratio is clamped to
+    [0, 1] and the floor to [0, threshold].
     """
     if buffer_activation >= ABSOLUTE_ACTIVATION_FROM:
-        return float(buffer_activation)
-    return threshold * (1 - buffer_activation)
+        return float(min(buffer_activation, max(threshold, 0)))
+    return max(threshold, 0) * (1 - _unit(buffer_activation))
+
+
+def _unit(ratio: float) -> float:
+    """``ratio`` clamped to [0, 1]: the helpers are pure and may be fed any number."""
+    return max(0.0, min(1.0, float(ratio)))
 
 
 def activation_ratio(buffer_activation: float, threshold: int) -> float:
     """``bufferActivation`` as a ratio in [0, 1]; an absolute value becomes ``1 − abs/threshold``."""
     if buffer_activation >= ABSOLUTE_ACTIVATION_FROM:
-        return max(0.0, min(1.0, 1 - buffer_activation / threshold))
-    return float(buffer_activation)
+        return _unit(1 - buffer_activation / threshold) if threshold > 0 else 0.0
+    return _unit(buffer_activation)
 
 
 def min_remaining(buffer_activation: float, threshold: int) -> float:
@@ -229,8 +235,12 @@ def projected_message_removal(
 ) -> int:
     """Message tokens an activation would remove right now (the UI's ``projectedMessageRemoval``).
 
-    The same selection as :func:`select_activation_boundary` without ``force_max``; 0 with no chunks.
+    The same selection as :func:`select_activation_boundary` without ``force_max``; 0 with no
+    chunks, and 0 while the pending tokens are at or below the retention floor (an activation
+    would have nothing to remove, as in the reference).
     """
+    if pending_tokens <= retention_floor(buffer_activation, threshold):
+        return 0
     return select_activation_boundary(
         chunk_message_tokens, pending_tokens, buffer_activation, threshold, force_max=False
     ).tokens
