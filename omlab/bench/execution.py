@@ -21,7 +21,7 @@ import multiprocessing
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from typing import Any, TypeVar
 
 from omlab.bench.phases import (
@@ -32,7 +32,6 @@ from omlab.bench.phases import (
     RowGroup,
     TableRows,
     run_conversation,
-    run_conversation_in_worker,
 )
 from omlab.bench.progress import Progress
 from omlab.bench.results import RunWriter
@@ -82,19 +81,19 @@ def run_in_processes(
     *,
     preload: Sequence[str] = (),
 ) -> None:
-    """Run ``jobs`` in ``workers`` processes; apply each job's records when it finishes.
+    """Run ``jobs`` in ``workers`` processes (:class:`~omlab.bench.executors.PoolExecutor`); apply
+    each job's records when it finishes.
 
     ``preload`` names modules the fork server imports once for every worker (e.g. ``litellm``,
     whose import takes seconds, when offline models are priced as real ones)."""
-    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(preload)) as pool:
-        futures = [pool.submit(run_conversation_in_worker, job) for job in jobs]
-        try:
-            for future in as_completed(futures):
-                for record in future.result():
-                    sink(record)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    from omlab.bench.executors import PoolExecutor
+    from omlab.bench.tasks import ConversationTask
+
+    # closing(): a failing sink stops the pool at once, not when the generator is collected
+    with closing(PoolExecutor(workers, preload=preload).run(ConversationTask(), jobs)) as results:
+        for _, result in results:
+            for record in result.records:
+                sink(record)
 
 
 def run_in_event_loop(

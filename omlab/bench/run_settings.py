@@ -67,6 +67,9 @@ class RunSettings:
     judge_prompts_path: str | None = None
     grid_point: dict[str, Any] = field(default_factory=dict)
     official_files_path: str | None = None
+    cache_layered: bool = False
+    """On a cluster worker: read ``cache_path`` as a read-only snapshot (None: empty) and keep new
+    entries in memory for the driver (:mod:`omlab.llm.cache_snapshot`)."""
 
     @classmethod
     def from_cell(
@@ -189,7 +192,11 @@ class RunSettings:
         writing the response cache in ``cache_mode`` (and sharing provider ``limits`` if given)."""
         options: dict[str, Any] = {"on_call": on_call, "prices": self.prices}
         accepted = inspect.signature(ModelClient).parameters
-        if self.cache_mode != "off" and "cache" in accepted:
+        if self.cache_mode != "off" and "cache" in accepted and self.cache_layered:
+            from omlab.llm.cache_snapshot import LayeredCache
+
+            options["cache"] = LayeredCache.for_process(self.cache_path, self.cache_mode)  # type: ignore[arg-type]
+        elif self.cache_mode != "off" and "cache" in accepted:
             from omlab.llm.cache import ResponseCache
 
             options["cache"] = ResponseCache(self.cache_path, mode=self.cache_mode)

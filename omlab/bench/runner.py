@@ -20,11 +20,12 @@ own run and writer).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,7 +35,6 @@ import pandas as pd
 from omlab.bench.datasets.checks import InputWarning, input_warnings
 from omlab.bench.execution import (
     RecordSink,
-    pool_context,
     run_in_event_loop,
     run_in_processes,
     shared_provider_limits,
@@ -73,6 +73,8 @@ class RunOptions:
         on_question: ``hook(phase, question_id)`` after each question is recorded (tests use it to
             stop a run half-way).
         sweep_id: Recorded in the runs row's notes, to group the runs of one sweep.
+        executor: ``pool`` or ``ray`` (default ``[run] executor``, else ``pool``).
+        address: The Ray cluster to join (default ``[run] address``, else a local Ray instance).
     """
 
     results_dir: str | Path = DEFAULT_RESULTS_DIR
@@ -87,6 +89,8 @@ class RunOptions:
     stream: TextIO | None = None
     on_question: Callable[[str, str], None] | None = None
     sweep_id: str | None = None
+    executor: str | None = None
+    address: str | None = None
 
 
 @dataclass(slots=True)
@@ -132,6 +136,8 @@ def run_cells(
     checked = checked or preflight(suite, options.limit)  # before any model call; raises SuiteError
     for line in format_warnings(checked.warnings):
         print(line, file=options.stream or sys.stderr)
+    if executor_name(suite, options) == "ray":
+        return run_cells_on_cluster(cells, options, checked=checked, warnings=checked.warnings)
     workers = _workers(suite, options)
     parallel_cells = len(cells) > 1 and workers > 1 and _offline(cells[0], options)
     if parallel_cells:
@@ -150,6 +156,43 @@ def run_cell(
     suite's preflight (its dataset is reused); ``warnings`` replaces its warnings (default: the
     dataset's own, :func:`~omlab.bench.datasets.checks.input_warnings`)."""
     options = options or RunOptions()
+    if executor_name(cell.suite, options) == "ray":
+        return run_cells_on_cluster([cell], options, checked=checked, warnings=warnings)[0]
+    opened = _open_cell(cell, options, checked, warnings)
+    with opened.writer:
+        total = sum(job.work_units() for job in opened.jobs)
+        with Progress(total, opened.label, stream=options.stream, enabled=options.progress) as progress:
+            sink = RecordSink(opened.writer, progress, options.on_question)
+            _execute(opened.pending_jobs(), sink, opened.settings, cell.suite, options)
+        return _finish_cell(opened, options)
+
+
+@dataclass(slots=True)
+class _OpenCell:
+    """A cell whose run file is open: what its jobs need and how to close it."""
+
+    cell: SuiteCell
+    settings: RunSettings
+    config_hash: str
+    writer: RunWriter
+    resumed: bool
+    jobs: list[ConversationJob]
+    conversations: list[Conversation]
+    warnings: list[InputWarning]
+    started: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.cell.suite.name} [{self.cell.name}] {self.writer.run_id}"
+
+    def pending_jobs(self) -> list[ConversationJob]:
+        return [job for job in self.jobs if job.work_units() or _needs_marks(job)]
+
+
+def _open_cell(
+    cell: SuiteCell, options: RunOptions, checked: Preflight | None, warnings: list[InputWarning] | None
+) -> _OpenCell:
+    """Choose the cell's run (new or resumed), open its writer and build its jobs."""
     started = time.monotonic()
     suite = cell.suite
     results_dir = Path(options.results_dir)
@@ -171,36 +214,132 @@ def run_cell(
             writer.discard_conversation(conversation_id, "prepare")
     else:
         writer = RunWriter(results_dir, run_info=_run_info(suite, cell, settings, config_hash, info, options, warnings))
-    with writer:
+    try:
         jobs = _jobs(conversations, settings, writer, state)
-        total = sum(job.work_units() for job in jobs)
-        label = f"{suite.name} [{cell.name}] {writer.run_id}"
-        with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
-            sink = RecordSink(writer, progress, options.on_question)
-            _execute([job for job in jobs if job.work_units() or _needs_marks(job)], sink, settings, suite, options)
-        writer.flush()
-        metrics = compute_metrics(
-            load_run_frames(ResultsCatalog(results_dir), writer.run_id),
-            dataset_kind=settings.dataset_kind,
-            on_missing=suite.scoring.on_missing,
-            judged="judge" in settings.phases,
-            f1_aggregation=suite.scoring.f1_aggregation,
-        )
-        metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(warnings))], ignore_index=True)
-        writer.add_metrics(metrics_records(metrics))
+    except BaseException:
+        writer.close("failed")
+        raise
+    return _OpenCell(cell, settings, config_hash, writer, resumed, jobs, conversations, warnings, started)
+
+
+def _finish_cell(opened: _OpenCell, options: RunOptions) -> RunSummary:
+    """Compute and write the run's metrics (the writer is still open); the run's summary."""
+    writer, settings, suite = opened.writer, opened.settings, opened.cell.suite
+    writer.flush()
+    metrics = compute_metrics(
+        load_run_frames(ResultsCatalog(Path(options.results_dir)), writer.run_id),
+        dataset_kind=settings.dataset_kind,
+        on_missing=suite.scoring.on_missing,
+        judged="judge" in settings.phases,
+        f1_aggregation=suite.scoring.f1_aggregation,
+    )
+    metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(opened.warnings))], ignore_index=True)
+    writer.add_metrics(metrics_records(metrics))
     return RunSummary(
         run_id=writer.run_id,
         suite=suite.name,
-        config_name=cell.name,
-        config_hash=config_hash,
+        config_name=opened.cell.name,
+        config_hash=opened.config_hash,
         status="finished",
-        resumed=resumed,
-        n_conversations=len(conversations),
-        n_questions=sum(len(c.questions) for c in conversations),
-        wall_s=time.monotonic() - started,
+        resumed=opened.resumed,
+        n_conversations=len(opened.conversations),
+        n_questions=sum(len(c.questions) for c in opened.conversations),
+        wall_s=time.monotonic() - opened.started,
         metrics=metrics,
-        warnings=len(warnings),
+        warnings=len(opened.warnings),
     )
+
+
+def run_cells_on_cluster(
+    cells: list[SuiteCell],
+    options: RunOptions,
+    *,
+    checked: Preflight | None = None,
+    warnings: list[InputWarning] | None = None,
+) -> list[RunSummary]:
+    """Run these cells on Ray: the driver opens every cell's run file and writes every row; the
+    conversations of all cells are Ray tasks (:mod:`omlab.bench.tasks`), sharing a snapshot of the
+    response cache and, for provider-bound runs, the cluster's rate limits. One progress bar."""
+    from omlab.bench.executors import RayExecutor
+    from omlab.bench.tasks import ConversationTask
+    from omlab.llm.cache_snapshot import merge_entries
+
+    suite = cells[0].suite
+    offline = _offline(cells[0], options)
+    workers = _workers(suite, options)
+    concurrency = options.concurrency or suite.run.concurrency
+    executor = RayExecutor(
+        options.address or suite.run.address,
+        workers=workers,
+        task_cpus=1.0 if offline else 0.0,
+        max_in_flight=None if offline else concurrency,
+    )
+    opened: list[_OpenCell] = []
+    try:
+        for cell in cells:
+            opened.append(_open_cell(cell, options, checked, warnings))
+        work = [(index, job) for index, cell_run in enumerate(opened) for job in cell_run.pending_jobs()]
+        total = sum(job.work_units() for cell_run in opened for job in cell_run.jobs)
+        label = opened[0].label if len(opened) == 1 else f"{suite.name}: {len(opened)} cells on ray"
+        task = ConversationTask(
+            cluster=True,
+            cache_snapshot=_cache_snapshot(opened[0].settings),
+            limits=None if offline else _cluster_limits(concurrency),
+        )
+        with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
+            sinks = [RecordSink(cell_run.writer, progress, options.on_question) for cell_run in opened]
+            driver_cache = _driver_cache(opened[0].settings)
+            with closing(executor.run(task, [job for _, job in work])) as results:
+                for index, result in results:
+                    sink = sinks[work[index][0]]
+                    for record in result.records:
+                        sink(record)
+                    if driver_cache is not None and result.cache_entries:
+                        merge_entries(driver_cache, result.cache_entries)
+        summaries = []
+        for cell_run in opened:
+            with cell_run.writer:
+                summaries.append(_finish_cell(cell_run, options))
+        return summaries
+    except BaseException as error:
+        for cell_run in opened:
+            if not cell_run.writer.closed:
+                cell_run.writer.__exit__(type(error), error, error.__traceback__)
+        raise
+    finally:
+        executor.close()
+
+
+def _cache_snapshot(settings: RunSettings) -> Any:
+    """The driver's response cache as a Ray object (None when off or empty)."""
+    if settings.cache_mode == "off" or settings.cache_path is None:
+        return None
+    import ray
+
+    from omlab.llm.cache_snapshot import snapshot_bytes
+
+    data = snapshot_bytes(settings.cache_path)
+    return ray.put(data) if data is not None else None
+
+
+def _driver_cache(settings: RunSettings) -> Any:
+    """Where workers' new cache entries are merged (write mode only)."""
+    if settings.cache_mode != "write" or settings.cache_path is None:
+        return None
+    from omlab.llm.cache import ResponseCache
+
+    return ResponseCache(settings.cache_path, mode="write")
+
+
+def _cluster_limits(concurrency: int) -> Any:
+    from omlab.llm.cluster_limits import start_limits_actor
+
+    return start_limits_actor(default=max(1, concurrency))
+
+
+def executor_name(suite: Suite, options: RunOptions) -> str:
+    """``pool`` or ``ray``: the option, else the suite's ``[run] executor``."""
+    return options.executor or suite.run.executor
 
 
 def cell_config_hash(cell: SuiteCell, options: RunOptions | None = None) -> str:
@@ -395,20 +534,18 @@ def _run_cells_in_processes(
     cells: list[SuiteCell], options: RunOptions, workers: int, warnings: list[InputWarning]
 ) -> list[RunSummary]:
     """Each cell in its own process (its own run, its own writer); progress per finished cell."""
+    from omlab.bench.executors import PoolExecutor
+
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}
     stream = options.stream or sys.stderr
     with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
         preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
-        with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=pool_context(preload)) as pool:
-            futures = {pool.submit(run_cell, cell, quiet, warnings=warnings): index for index, cell in enumerate(cells)}
-            try:
-                for future in as_completed(futures):
-                    summaries[futures[future]] = future.result()
-                    progress.advance()
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        pool = PoolExecutor(min(workers, len(cells)), preload=preload)
+        with closing(pool.run(functools.partial(run_cell, options=quiet, warnings=warnings), cells)) as results:
+            for index, summary in results:
+                summaries[index] = summary
+                progress.advance()
     return [summaries[index] for index in range(len(cells))]
 
 
@@ -418,8 +555,10 @@ __all__ = [
     "RunSummary",
     "RunnerError",
     "cell_config_hash",
+    "executor_name",
     "load_conversations",
     "run_cell",
     "run_cells",
+    "run_cells_on_cluster",
     "run_suite",
 ]

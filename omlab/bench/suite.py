@@ -61,6 +61,8 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     [run]
     workers = 2                         # processes for offline (CPU-bound) runs
     concurrency = 4                     # conversations in flight for provider-bound runs
+    executor = "pool"                   # pool (local processes) | ray (a Ray cluster)
+    address = "auto"                    # ray only: join this cluster (default: start a local one)
 
 Precedence: code defaults < suite TOML < keyword arguments / CLI flags. ``[models]`` observer and
 reflector win over models named in ``[engine]``; with neither, the offline ``omlab/observer`` and

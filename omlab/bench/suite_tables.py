@@ -132,10 +132,12 @@ class CacheSpec:
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """Parallelism (never part of any hash)."""
+    """Parallelism and where tasks run (never part of any hash)."""
 
     workers: int | None = None
     concurrency: int = 4
+    executor: str = "pool"
+    address: str | None = None
 
 
 # --------------------------------------------------------------------------- sections
@@ -316,11 +318,24 @@ def parse_cache(table: Mapping[str, Any], source: str) -> CacheSpec:
 
 
 def parse_run(table: Mapping[str, Any], source: str) -> RunSpec:
-    """``[run]``: workers and concurrency."""
+    """``[run]``: workers, concurrency, executor (``pool`` or ``ray``) and the Ray address."""
+    from omlab.bench.executors import EXECUTORS, check_address
+
     known_keys(table, RunSpec.__slots__, "run", source)
+    executor = table.get("executor", "pool")
+    if executor not in EXECUTORS:
+        raise SuiteError(source, "run.executor", f"must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    address = table.get("address")
+    if address is not None:
+        try:
+            check_address(address)
+        except ValueError as error:
+            raise SuiteError(source, "run.address", str(error)) from None
     return RunSpec(
         workers=_positive_int(table, "workers", "run", source, None),
         concurrency=_positive_int(table, "concurrency", "run", source, 4),
+        executor=executor,
+        address=address,
     )
 
 

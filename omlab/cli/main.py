@@ -3,6 +3,7 @@
 Commands::
 
     omlab run SUITE [--resume RUN] [--limit N] [--results DIR] [--cache-mode M] [--workers N]
+              [--executor pool|ray] [--address auto|ray://HOST:PORT]
     omlab sweep SUITE [same options] [--csv PATH]
     omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from omlab.bench.executors import EXECUTORS, check_address
 from omlab.bench.report import latest_run_id
 from omlab.bench.runner import DEFAULT_RESULTS_DIR, RunOptions
 
@@ -42,6 +43,15 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--concurrency", type=_positive, metavar="N", help="conversations in flight for provider-bound runs"
     )
+    parser.add_argument(
+        "--executor", choices=EXECUTORS, help="where conversations run: pool (local processes) or ray (overrides [run])"
+    )
+    parser.add_argument(
+        "--address",
+        type=_ray_address,
+        metavar="ADDR",
+        help="with --executor ray: join this cluster (auto, ray://HOST:PORT); default: start a local Ray",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -58,6 +68,8 @@ def run_options(args: argparse.Namespace, **extra: object) -> RunOptions:
         workers=args.workers,
         concurrency=args.concurrency,
         progress=not args.quiet,
+        executor=args.executor,
+        address=args.address,
         **extra,
     )
 
@@ -72,3 +84,10 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def _ray_address(text: str) -> str:
+    try:
+        return check_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--address {error}") from None

@@ -118,6 +118,8 @@ def test_cell_names():
         ({"phases": {"run": ["judge", "answer"]}}, "order", "phases.run"),
         ({"scoring": {"verdict": "maybe"}}, "parity", "scoring.verdict"),
         ({"cache": {"mode": "sometimes"}}, "strict", "cache.mode"),
+        ({"run": {"executor": "dask"}}, "pool, ray", "run.executor"),
+        ({"run": {"executor": "ray", "address": "headnode"}}, "ray://HOST:PORT", "run.address"),
         ({"models": {"actor": "gpt-4o"}}, "provider/model", "models.actor"),
         ({"models": {"critic": "omlab/judge"}}, "unknown key", "models.critic"),
         ({"engine": {"observation": {"bufferTokens": -1}}}, "must be > 0", "engine.observation.bufferTokens"),

@@ -1,0 +1,220 @@
+"""Where tasks run: the executor seam shared by the runner and the sweep.
+
+An executor runs one picklable function over many items and yields ``(index, result)`` as each
+task finishes. The caller (the driver) applies the results; tasks never write a run's file.
+
+* :class:`PoolExecutor` (``pool``, the default): a local process pool, ``forkserver`` workers
+  (:func:`~omlab.bench.execution.pool_context`).
+* :class:`RayExecutor` (``ray``): Ray tasks, on a local Ray instance started for the run or on the
+  cluster at ``address`` (``auto`` or ``ray://HOST:PORT``). A task whose worker process dies is
+  retried by Ray; only the result of the attempt that finished reaches the driver, so a retried
+  task never duplicates rows. Ray is the optional extra ``omlab[ray]``.
+
+Stopping (an error in the driver, ``Ctrl-C``): tasks not started are dropped, running ones are
+cancelled; whatever the driver applied before stays, so the run is resumable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Protocol, Self, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+EXECUTORS = ("pool", "ray")
+"""Executor names accepted by ``--executor`` and ``[run] executor``."""
+
+LOCAL_START_ATTEMPTS = 3
+
+
+class ExecutorError(RuntimeError):
+    """An executor that cannot be used as asked (Ray not installed, a bad address)."""
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over ``items``; yields ``(index, result)`` in completion order."""
+
+    name: str
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
+
+    def close(self) -> None: ...
+
+
+def check_address(address: object) -> str:
+    """``address`` if it names a Ray cluster (``auto``, ``ray://HOST:PORT`` or ``HOST:PORT``)."""
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
+    if address == "auto" or address.startswith("ray://") or ":" in address:
+        return address
+    raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
+
+
+def make_executor(
+    name: str,
+    *,
+    workers: int,
+    address: str | None = None,
+    preload: Sequence[str] = (),
+    task_cpus: float = 1.0,
+    max_in_flight: int | None = None,
+) -> Executor:
+    """The executor called ``name`` (:data:`EXECUTORS`)."""
+    if name == "pool":
+        return PoolExecutor(workers, preload=preload)
+    if name == "ray":
+        return RayExecutor(address, workers=workers, task_cpus=task_cpus, max_in_flight=max_in_flight)
+    raise ExecutorError(f"--executor must be one of {', '.join(EXECUTORS)}, got {name!r}")
+
+
+class PoolExecutor:
+    """A local process pool of ``workers`` processes (today's behaviour)."""
+
+    name = "pool"
+
+    def __init__(self, workers: int, *, preload: Sequence[str] = ()) -> None:
+        self.workers = max(1, workers)
+        self.preload = tuple(preload)
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        from omlab.bench.execution import pool_context
+
+        if not items:
+            return
+        workers = min(self.workers, len(items))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(self.preload)) as pool:
+            futures = {pool.submit(fn, item): index for index, item in enumerate(items)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def close(self) -> None:
+        """Nothing to release: each :meth:`run` owns its pool."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class RayExecutor:
+    """Ray tasks on the cluster at ``address``, or on a local instance started here.
+
+    Args:
+        address: ``auto``, ``ray://HOST:PORT`` or ``HOST:PORT`` to join a running cluster; None
+            starts a local Ray instance with ``workers`` CPUs (shut down by :meth:`close`).
+        workers: CPUs of a local instance.
+        task_cpus: CPUs each task reserves (0 for I/O-bound tasks, which the rate limit paces).
+        max_in_flight: At most this many tasks submitted at once (None: all).
+        max_retries: How often Ray reruns a task whose worker died.
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        workers: int = 2,
+        task_cpus: float = 1.0,
+        max_in_flight: int | None = None,
+        max_retries: int = 3,
+    ) -> None:
+        ray = import_ray()
+        if address is not None:
+            check_address(address)
+        self.address = address
+        self.task_cpus = task_cpus
+        self.max_in_flight = max_in_flight
+        self.max_retries = max_retries
+        self.started = connect_ray(ray, address, workers)
+
+    def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        ray = import_ray()
+        if not items:
+            return
+        task = ray.remote(num_cpus=self.task_cpus, max_retries=self.max_retries)(call)
+        fn_ref = ray.put(fn)
+        limit = self.max_in_flight or len(items)
+        waiting = list(enumerate(items))[::-1]
+        running: dict[Any, int] = {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < limit:
+                    index, item = waiting.pop()
+                    running[task.remote(fn_ref, item)] = index
+                done, _ = ray.wait(list(running), num_returns=1)
+                for ref in done:
+                    index = running.pop(ref)
+                    yield index, ray.get(ref)
+        except BaseException:
+            for ref in running:
+                ray.cancel(ref, force=False)
+            raise
+
+    def close(self) -> None:
+        """Disconnect from Ray (stopping a local instance) if this executor connected."""
+        if self.started:
+            import_ray().shutdown()
+            self.started = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def call(fn: Callable[[T], R], item: T) -> R:
+    """A Ray task's body: ``fn(item)`` (module level, so Ray pickles it by reference)."""
+    return fn(item)
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or an :class:`ExecutorError` saying how to install it."""
+    try:
+        import ray
+    except ImportError as error:  # pragma: no cover - the test environment has ray
+        raise ExecutorError("--executor ray needs Ray: pip install 'omlab[ray]'") from error
+    return ray
+
+
+def connect_ray(ray: Any, address: str | None, workers: int) -> bool:
+    """Connect this process to Ray (a local instance of ``workers`` CPUs without ``address``); True
+    when connected here, so :meth:`RayExecutor.close` disconnects (and stops a local instance)."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False}
+    if address is not None:
+        ray.init(address=address, **options)
+        return True
+    for attempt in range(LOCAL_START_ATTEMPTS):
+        try:
+            ray.init(num_cpus=max(1, workers), **options)
+            return True
+        except Exception as error:
+            # Ray's raylet gives its metrics agent a fixed 15 s to start and the driver waits a
+            # fixed 30 s; on a loaded machine a local start can miss them and succeed next time.
+            if "timed out during startup" not in str(error) or attempt == LOCAL_START_ATTEMPTS - 1:
+                raise
+            ray.shutdown()
+    return True  # pragma: no cover - the loop returns or raises
+
+
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "ExecutorError",
+    "PoolExecutor",
+    "RayExecutor",
+    "check_address",
+    "connect_ray",
+    "import_ray",
+    "make_executor",
+]
