@@ -34,6 +34,7 @@ from omlab.engine.thresholds import (
     should_trigger_buffer,
     stale_buffer_boundary,
 )
+from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.ttl import activation_ttl_ms
 
 if TYPE_CHECKING:
@@ -339,7 +340,9 @@ async def activate_on_triggers(
             details={"previousModel": live.last_actor_model, "currentModel": actor_model},
         )
         return
-    ttl = activation_ttl_ms(cfg.activate_after_idle, actor_model or live.last_actor_model)
+    ttl = activation_ttl_ms(
+        cfg.activate_after_idle, actor_model or live.last_actor_model, CURRENT_ACTOR.get().provider_options
+    )
     if ttl is None or live.last_activity_at is None:
         return
     idle_ms = (om.clock.now() - live.last_activity_at).total_seconds() * 1000

@@ -18,11 +18,12 @@ import asyncio
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from omlab.engine.activity import CURRENT_ACTOR, ActorCall, last_activity_at, last_actor_model
 from omlab.engine.buffering import (
     activate,
     activate_on_triggers,
@@ -51,6 +52,7 @@ from omlab.engine.storage import Storage
 from omlab.engine.temporal_markers import insert_temporal_markers, is_temporal_marker
 from omlab.engine.thresholds import dynamic_threshold, projected_message_removal
 from omlab.engine.token_counter import TokenCounter
+from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.client import ModelClient
 from omlab.llm.spec import primary_model_name
 from omlab.storage import open_storage
@@ -175,13 +177,16 @@ class ObservationalMemory:
         *,
         resource_id: str | None = None,
         actor_model: str | None = None,
+        actor_provider_options: Mapping[str, Any] | None = None,
         process: bool = True,
     ) -> StepResult | None:
         """Store ``messages`` in the thread and, unless ``process=False``, run one step.
 
         ``actor_model`` is the actor's ``provider/model`` for this turn (for
         ``activateOnProviderChange`` and ``activateAfterIdle: "auto"``); an assistant message's
-        ``metadata["model"]`` is read the same way."""
+        model (a ``step-start`` part's, ``metadata["model"]`` or ``metadata["provider"]`` +
+        ``["modelId"]``) is read the same way. ``actor_provider_options`` are the actor call's
+        provider options (``openai.promptCacheRetention`` changes the ``"auto"`` TTL)."""
         live = await self._get_live(thread_id, resource_id)
         batch = list(messages)
         if batch and self.config.temporal_markers:
@@ -200,7 +205,7 @@ class ObservationalMemory:
         if not process or not self.config.enabled:
             self._note_activity(live, batch)
             return None
-        result = await self.process(thread_id, actor_model=actor_model)
+        result = await self.process(thread_id, actor_model=actor_model, actor_provider_options=actor_provider_options)
         self._note_activity(live, batch)
         return result
 
@@ -240,18 +245,40 @@ class ObservationalMemory:
         )
 
     def _note_activity(self, live: LiveMemory, batch: list[Message]) -> None:
-        for message in batch:
-            if message.role == "assistant":
-                live.last_activity_at = message.created_at
-                model = message.metadata.get("model")
-                if isinstance(model, str):
-                    live.last_actor_model = model
+        activity = last_activity_at(batch)
+        if activity is not None:
+            live.last_activity_at = activity
+        model = last_actor_model(batch)
+        if model is not None:
+            live.last_actor_model = model
+
+    def _restore_activity(self, live: LiveMemory, thread_id: str) -> None:
+        """A new engine over existing storage: read the last activity time and actor model back
+        from the stored messages, so idle and provider-change activation survive a restart."""
+        cfg = self.config
+        wanted = (
+            cfg.observation.activate_after_idle,
+            cfg.observation.activate_on_provider_change,
+            cfg.reflection.activate_after_idle,
+            cfg.reflection.activate_on_provider_change,
+        )
+        if not any(value not in (None, False) for value in wanted):
+            return
+        stored = self.storage.get_messages(thread_id)
+        live.last_activity_at = last_activity_at(stored)
+        live.last_actor_model = last_actor_model(stored)
 
     async def process(
-        self, thread_id: str, *, actor_model: str | None = None, trigger: str = "turn-sync"
+        self,
+        thread_id: str,
+        *,
+        actor_model: str | None = None,
+        actor_provider_options: Mapping[str, Any] | None = None,
+        trigger: str = "turn-sync",
     ) -> StepResult:
         """Run one step (see the module docstring) and return what it did."""
         live = await self._get_live(thread_id)
+        CURRENT_ACTOR.set(ActorCall(actor_model or live.last_actor_model, dict(actor_provider_options or {})))
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
             live.step += 1
@@ -412,7 +439,13 @@ class ObservationalMemory:
             "scope": self.config.scope,
         }
         if self.config.observation.activate_after_idle is not None:
-            snapshot["activateAfterIdle"] = self.config.observation.activate_after_idle
+            # the resolved TTL in ms for the current actor ("auto" and per-provider maps resolved)
+            actor = CURRENT_ACTOR.get()
+            resolved = activation_ttl_ms(
+                self.config.observation.activate_after_idle, actor.model, actor.provider_options
+            )
+            if resolved is not None:
+                snapshot["activateAfterIdle"] = resolved
         return snapshot
 
     def update_thread_hints(
@@ -511,6 +544,7 @@ class ObservationalMemory:
         live = LiveMemory(
             key, thread_id, key_resource or thread.resource_id, record, unobserved, counts, sum(counts.values())
         )
+        self._restore_activity(live, thread_id)
         self._live[key] = live
         return live
 

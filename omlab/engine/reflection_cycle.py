@@ -27,6 +27,7 @@ from omlab.engine.observation_groups import reconcile_reflection_groups
 from omlab.engine.record import new_id
 from omlab.engine.reflector import start_level
 from omlab.engine.thresholds import js_round, should_start_buffered_reflection
+from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.spec import primary_model_name
 
@@ -105,7 +106,9 @@ def _reflection_trigger(om: ObservationalMemory, live: LiveMemory, actor_model: 
         and actor_model != live.last_actor_model
     ):
         return "provider_change", {"previousModel": live.last_actor_model, "currentModel": actor_model}
-    ttl = activation_ttl_ms(cfg.activate_after_idle, actor_model or live.last_actor_model)
+    ttl = activation_ttl_ms(
+        cfg.activate_after_idle, actor_model or live.last_actor_model, CURRENT_ACTOR.get().provider_options
+    )
     if ttl is not None and live.last_activity_at is not None:
         idle_ms = (om.clock.now() - live.last_activity_at).total_seconds() * 1000
         if idle_ms >= ttl:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
@@ -24,7 +25,10 @@ _UNIT_MS = {
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
 _WHOLE = re.compile(r"(?:\s*\d+(?:\.\d+)?\s*[a-z]+)+\s*", re.IGNORECASE)
 
-ActivationTTL = int | Literal["auto"] | None
+#: milliseconds, ``"auto"``, ``None`` (off), or a per-provider map of those (see below)
+ActivationTTL = int | Literal["auto"] | Mapping[str, "int | Literal['auto'] | None"] | None
+#: the key of a per-provider map that applies to providers it does not list
+DEFAULT_PROVIDER_KEY = "default"
 
 
 def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") -> ActivationTTL:
@@ -38,9 +42,22 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
         ``"1hr"``, ``"2d"``; units ms/msec/millisecond(s), s/sec/second(s), m/min/minute(s),
         h/hr/hour(s), d/day(s), any case. Compound strings such as ``"1h30m"`` or ``"1h 30m"``
         add up. Days and compounds are omlab extensions; the reference accepts one ms–h term.
+      - a per-provider map ``{"anthropic": "5m", "openai": "auto", "default": false}``: each
+        value is one of the above (not a map); the actor model's provider picks the entry,
+        ``"default"`` covers providers the map does not list, and without it they get no idle
+        activation. Provider keys are lower-cased.
     A bare number inside a string (``"300"``) is rejected: its unit would be a guess.
     Anything else raises :class:`~omlab.engine.config.ConfigError` naming ``option``.
     """
+    if isinstance(value, Mapping):
+        parsed: dict[str, int | Literal["auto"] | None] = {}
+        for provider, entry in value.items():
+            if not isinstance(provider, str) or not provider.strip():
+                _fail(option, f"a per-provider map needs provider names as keys, got {provider!r}")
+            if isinstance(entry, Mapping):
+                _fail(option, f'the entry for {provider!r} is a map; give a duration, "auto" or false')
+            parsed[provider.strip().lower()] = parse_activate_after_idle(entry, f"{option}.{provider}")  # type: ignore[assignment]
+        return parsed
     if value is None or value is False:
         return None
     if isinstance(value, bool):
@@ -82,11 +99,10 @@ PROVIDER_CACHE_TTL_MS: dict[str, int] = {
     # OpenAI in-memory retention: caches are usually cleared after 5-10 minutes of inactivity
     # (always within an hour). Models that keep prompts for up to 24 h get 1 h below.
     "openai": 5 * MINUTE_MS,
-    # Google Gemini: implicit caching publishes no lifetime; explicit caches default to 1 hour.
-    # The reference uses 24 h; omlab takes the documented explicit default.
-    "google": HOUR_MS,
-    "gemini": HOUR_MS,
-    "vertex": HOUR_MS,
+    # Google Gemini: the reference's value (24 h).
+    "google": 24 * HOUR_MS,
+    "gemini": 24 * HOUR_MS,
+    "vertex": 24 * HOUR_MS,
     # DeepSeek keeps its disk cache for hours; Groq documents a 2-hour expiry (reference values).
     "deepseek": HOUR_MS,
     "groq": 2 * HOUR_MS,
@@ -111,7 +127,29 @@ _NAME_HINTS = (
 )
 
 
-def provider_cache_ttl_ms(model: str | None) -> int:
+def model_provider(model: str | None) -> str:
+    """The provider of a ``provider/model`` string (``""`` when unknown); a bare model name is
+    matched by prefix (``claude`` → anthropic, ``gpt``/``o3`` → openai, ``gemini`` → google)."""
+    if not model:
+        return ""
+    text = model.strip().lower()
+    provider, _, name = text.partition("/") if "/" in text else ("", "", text)
+    provider = provider.split(".")[0]
+    if not provider:
+        provider = next((p for hint, p in _NAME_HINTS if name.startswith(hint)), "")
+    return provider
+
+
+def openai_prompt_cache_retention(provider_options: Mapping[str, Any] | None) -> str | None:
+    """``providerOptions.openai.promptCacheRetention``, lower-cased, when it is a string."""
+    openai = (provider_options or {}).get("openai")
+    value = openai.get("promptCacheRetention") if isinstance(openai, Mapping) else None
+    if value is None and isinstance(openai, Mapping):
+        value = openai.get("prompt_cache_retention")
+    return value.lower() if isinstance(value, str) else None
+
+
+def provider_cache_ttl_ms(model: str | None, provider_options: Mapping[str, Any] | None = None) -> int:
     """The prompt-cache lifetime of ``model``'s provider, for ``activateAfterIdle: "auto"``.
 
     ``model`` is a ``provider/model`` string (``"anthropic/claude-sonnet-4-5"``); a bare model
@@ -122,7 +160,9 @@ def provider_cache_ttl_ms(model: str | None) -> int:
     anthropic, xai, openrouter  5 minutes
     openai                      5 minutes (gpt-4*, gpt-5 … gpt-5.4, o-series); 1 hour for
                                 newer models with extended retention
-    google / gemini / vertex    1 hour (explicit cache default; implicit caching undocumented)
+    openai + providerOptions    1 hour with ``openai.promptCacheRetention: "24h"``, 5 minutes
+                                with ``"in_memory"`` (the actor call's provider options)
+    google / gemini / vertex    24 hours (the reference's value)
     deepseek                    1 hour
     groq                        2 hours
     unknown or None             5 minutes
@@ -134,20 +174,29 @@ def provider_cache_ttl_ms(model: str | None) -> int:
     """
     if not model:
         return DEFAULT_CACHE_TTL_MS
-    text = model.strip().lower()
-    provider, _, name = text.partition("/") if "/" in text else ("", "", text)
-    provider = provider.split(".")[0]
-    if not provider:
-        provider = next((p for hint, p in _NAME_HINTS if name.startswith(hint)), "")
+    provider = model_provider(model)
     if provider == "openai":
+        retention = openai_prompt_cache_retention(provider_options)
+        if retention == "24h":
+            return HOUR_MS
+        if retention == "in_memory":
+            return 5 * MINUTE_MS
+        text = model.strip().lower()
+        name = text.partition("/")[2] if "/" in text else text
         return 5 * MINUTE_MS if not name or _OPENAI_SHORT_TTL.match(name) else HOUR_MS
     return PROVIDER_CACHE_TTL_MS.get(provider, DEFAULT_CACHE_TTL_MS)
 
 
-def activation_ttl_ms(setting: ActivationTTL, model: str | None) -> int | None:
-    """The idle time in ms after which to activate, given a parsed setting and the actor model."""
+def activation_ttl_ms(
+    setting: ActivationTTL, model: str | None, provider_options: Mapping[str, Any] | None = None
+) -> int | None:
+    """The idle time in ms after which to activate, given a parsed setting, the actor model and
+    the actor call's provider options (``None`` = no idle activation)."""
+    if isinstance(setting, Mapping):
+        provider = model_provider(model)
+        setting = setting[provider] if provider in setting else setting.get(DEFAULT_PROVIDER_KEY)
     if setting is None:
         return None
     if setting == "auto":
-        return provider_cache_ttl_ms(model)
+        return provider_cache_ttl_ms(model, provider_options)
     return int(setting)

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
+from conversation_factory import make_conversation
+
+from omlab import ObservationalMemory, OMConfig
+from omlab.engine.clock import VirtualClock
+from omlab.engine.messages import Message, Part
 from omlab.engine.observation_text import parse_observer_output
+from omlab.engine.scheduler import FixedLatency, VirtualScheduler
 from omlab.engine.thresholds import activation_ratio, projected_message_removal, retention_floor
+from omlab.engine.ttl import activation_ttl_ms, provider_cache_ttl_ms
+from omlab.storage import open_storage
 
 # --- <current-task> ends only at a closing tag at the start (or end) of a line ---------------
 
@@ -46,3 +56,139 @@ def test_threshold_helpers_clamp_ratios_and_floors():
     assert activation_ratio(1.7, 10_000) == 1.0
     assert activation_ratio(-0.2, 10_000) == 0.0
     assert activation_ratio(50_000, 10_000) == 0.0
+
+
+# --- idle and provider-change activation survive a restart ----------------------------------
+
+START = datetime(2025, 3, 3, tzinfo=UTC)
+
+
+def _buffered_memory(storage, clock, parts, **observation):
+    return ObservationalMemory(
+        {
+            "observation": {"model": "omlab/observer", "messageTokens": 4_000, **observation},
+            "reflection": {"model": "omlab/reflector", "observationTokens": 6_000},
+        },
+        storage=storage,
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
+    )
+
+
+async def _replay_steady(om, clock, messages, **kwargs):
+    for index, message in enumerate(messages):
+        message.created_at = START + timedelta(minutes=index)
+        clock.set(message.created_at)
+        await om.add_messages("t", [message], **kwargs)
+    await om.settle()
+
+
+def _activations(parts, trigger):
+    return [p.data for p in parts if p.type == "data-om-activation" and p.data["triggeredBy"] == trigger]
+
+
+async def test_idle_activation_after_restart_reads_the_last_activity_from_storage(tmp_path):
+    storage = open_storage(tmp_path / "om.duckdb")
+    clock, parts = VirtualClock(START), []
+    first = _buffered_memory(storage, clock, parts, activateAfterIdle="5m")
+    base = make_conversation(3_500, seed=2)  # below the threshold: chunks wait
+    await _replay_steady(first, clock, base)
+    assert (await first.get_record("t")).buffered_chunks
+
+    parts.clear()
+    clock.set(base[-1].created_at + timedelta(minutes=30))
+    restarted = _buffered_memory(storage, clock, parts, activateAfterIdle="5m")
+    result = await restarted.add_messages("t", [Message.of("user", "Back after a break.", clock.now())])
+    assert result.activated
+    (ttl,) = _activations(parts, "ttl")[:1]
+    last_assistant = next(m for m in reversed(base) if m.role == "assistant")
+    assert ttl["lastActivityAt"] == int(last_assistant.created_at.timestamp() * 1000)
+
+
+async def test_provider_change_after_restart_reads_the_last_model_from_stored_assistant_messages(tmp_path):
+    storage = open_storage(tmp_path / "om.duckdb")
+    clock, parts = VirtualClock(START), []
+    first = _buffered_memory(storage, clock, parts, activateOnProviderChange=True)
+    base = make_conversation(3_500, seed=4)
+    for message in base:
+        if message.role == "assistant":
+            message.metadata.update({"provider": "openai", "modelId": "gpt-4o"})
+    await _replay_steady(first, clock, base)
+    assert (await first.get_record("t")).buffered_chunks
+
+    parts.clear()
+    clock.set(base[-1].created_at + timedelta(minutes=1))
+    restarted = _buffered_memory(storage, clock, parts, activateOnProviderChange=True)
+    result = await restarted.add_messages(
+        "t", [Message.of("user", "Switching models.", clock.now())], actor_model="anthropic/claude-sonnet-4-5"
+    )
+    assert result.activated
+    (change,) = _activations(parts, "provider_change")[:1]
+    assert change["previousModel"] == "openai/gpt-4o"
+    assert change["currentModel"] == "anthropic/claude-sonnet-4-5"
+
+
+async def test_idle_is_measured_from_the_last_non_data_part():
+    clock, parts = VirtualClock(START), []
+    om = _buffered_memory(None, clock, parts, activateAfterIdle="10m")
+    base = make_conversation(3_500, seed=2)
+    for index, message in enumerate(base):
+        message.created_at = START + timedelta(minutes=index)
+    last = base[-1] if base[-1].role == "assistant" else base[-2]
+    # the reply streamed for 20 minutes; a data part written later does not count as activity
+    last.parts[-1].created_at = last.created_at + timedelta(minutes=20)
+    last.parts.append(Part(type="data-ui-note", created_at=last.created_at + timedelta(minutes=40)))
+    for message in base:
+        clock.set(message.created_at)
+        await om.add_messages("t", [message])
+    await om.settle()
+    assert (await om.get_record("t")).buffered_chunks
+
+    clock.set(last.created_at + timedelta(minutes=27))  # 27 min after createdAt, 7 min after the text part
+    result = await om.add_messages("t", [Message.of("user", "Still there?", clock.now())])
+    assert not result.activated
+    clock.set(last.created_at + timedelta(minutes=31))
+    result = await om.add_messages("t", [Message.of("user", "Hello?", clock.now())])
+    assert result.activated
+    assert _activations(parts, "ttl")[0]["lastActivityAt"] == int(last.parts[-2].created_at.timestamp() * 1000)
+
+
+# --- auto TTL ---------------------------------------------------------------------------------
+
+
+def test_openai_prompt_cache_retention_changes_the_auto_ttl():
+    assert provider_cache_ttl_ms("openai/gpt-4o") == 5 * 60_000
+    assert provider_cache_ttl_ms("openai/gpt-4o", {"openai": {"promptCacheRetention": "24h"}}) == 60 * 60_000
+    assert provider_cache_ttl_ms("openai/gpt-5.5", {"openai": {"promptCacheRetention": "in_memory"}}) == 5 * 60_000
+    assert activation_ttl_ms("auto", "openai/gpt-4o", {"openai": {"promptCacheRetention": "24h"}}) == 60 * 60_000
+
+
+def test_google_auto_ttl_is_the_references_24_hours():
+    assert provider_cache_ttl_ms("google/gemini-2.5-flash") == 24 * 60 * 60_000
+
+
+def test_per_provider_activate_after_idle_map():
+    config = OMConfig.from_options({"activateAfterIdle": {"OpenAI": "10m", "anthropic": "auto", "default": 60_000}})
+    setting = config.observation.activate_after_idle
+    assert setting == {"openai": 600_000, "anthropic": "auto", "default": 60_000}
+    assert activation_ttl_ms(setting, "openai/gpt-4o") == 600_000
+    assert activation_ttl_ms(setting, "anthropic/claude-sonnet-4-5") == 5 * 60_000
+    assert activation_ttl_ms(setting, "groq/llama-3.3-70b") == 60_000
+    assert activation_ttl_ms({"openai": "10m"}, "groq/llama-3.3-70b") is None
+
+
+async def test_activation_markers_carry_the_resolved_ttl_not_auto():
+    clock, parts = VirtualClock(START), []
+    om = _buffered_memory(None, clock, parts, activateAfterIdle="auto")
+    base = make_conversation(3_500, seed=2)
+    await _replay_steady(om, clock, base, actor_model="openai/gpt-4o", actor_provider_options={})
+    clock.set(base[-1].created_at + timedelta(minutes=90))
+    await om.add_messages(
+        "t",
+        [Message.of("user", "Back.", clock.now())],
+        actor_model="openai/gpt-4o",
+        actor_provider_options={"openai": {"promptCacheRetention": "24h"}},
+    )
+    (ttl,) = _activations(parts, "ttl")[:1]
+    assert ttl["config"]["activateAfterIdle"] == 60 * 60_000
+    assert ttl["ttlExpiredMs"] >= 29 * 60_000

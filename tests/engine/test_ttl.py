@@ -40,7 +40,7 @@ def test_parse_activate_after_idle(value, expected):
 
 @pytest.mark.parametrize(
     "value",
-    ["", "5", "300", "5 parsecs", "m5", "-5m", "5m-", "soon", True, -1, float("nan"), float("inf"), [5], {"m": 5}],
+    ["", "5", "300", "5 parsecs", "m5", "-5m", "5m-", "soon", True, -1, float("nan"), float("inf"), [5], {"openai": {"m": 5}}, {"": "5m"}],
 )
 def test_invalid_durations_name_the_option(value):
     with pytest.raises(ConfigError) as err:
@@ -66,9 +66,9 @@ def test_single_term_durations_scale_by_unit(amount, unit):
         ("openai/gpt-5.4-mini", 5),
         ("openai/gpt-5.5", 60),
         ("openai/o3-mini", 5),
-        ("google/gemini-2.5-flash", 60),
-        ("gemini-2.5-pro", 60),
-        ("vertex/gemini-2.5-pro", 60),
+        ("google/gemini-2.5-flash", 1440),
+        ("gemini-2.5-pro", 1440),
+        ("vertex/gemini-2.5-pro", 1440),
         ("deepseek/deepseek-chat", 60),
         ("groq/llama-3.3-70b", 120),
         ("xai/grok-4", 5),
@@ -87,5 +87,5 @@ def test_provider_cache_ttl(model, minutes):
 def test_activation_ttl_resolves_auto_with_the_actor_model():
     assert activation_ttl_ms(None, "openai/gpt-4o") is None
     assert activation_ttl_ms(120_000, "openai/gpt-4o") == 120_000
-    assert activation_ttl_ms("auto", "google/gemini-2.5-flash") == 3_600_000
+    assert activation_ttl_ms("auto", "google/gemini-2.5-flash") == 86_400_000
     assert activation_ttl_ms("auto", None) == 300_000
