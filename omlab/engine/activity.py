@@ -62,4 +62,5 @@ class ActorCall:
 
 
 #: set by a step; background work started in the step inherits it (asyncio copies the context)
-CURRENT_ACTOR: ContextVar[ActorCall] = ContextVar("omlab_current_actor", default=ActorCall())
+_NO_ACTOR = ActorCall()
+CURRENT_ACTOR: ContextVar[ActorCall] = ContextVar("omlab_current_actor", default=_NO_ACTOR)

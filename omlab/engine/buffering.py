@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step
+from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
@@ -34,7 +35,6 @@ from omlab.engine.thresholds import (
     should_trigger_buffer,
     stale_buffer_boundary,
 )
-from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.ttl import activation_ttl_ms
 
 if TYPE_CHECKING:

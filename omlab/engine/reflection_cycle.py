@@ -19,6 +19,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step
+from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory
@@ -27,7 +28,6 @@ from omlab.engine.observation_groups import reconcile_reflection_groups
 from omlab.engine.record import new_id
 from omlab.engine.reflector import start_level
 from omlab.engine.thresholds import js_round, should_start_buffered_reflection
-from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.spec import primary_model_name
 

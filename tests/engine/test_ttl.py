@@ -40,7 +40,23 @@ def test_parse_activate_after_idle(value, expected):
 
 @pytest.mark.parametrize(
     "value",
-    ["", "5", "300", "5 parsecs", "m5", "-5m", "5m-", "soon", True, -1, float("nan"), float("inf"), [5], {"openai": {"m": 5}}, {"": "5m"}],
+    [
+        "",
+        "5",
+        "300",
+        "5 parsecs",
+        "m5",
+        "-5m",
+        "5m-",
+        "soon",
+        True,
+        -1,
+        float("nan"),
+        float("inf"),
+        [5],
+        {"openai": {"m": 5}},
+        {"": "5m"},
+    ],
 )
 def test_invalid_durations_name_the_option(value):
     with pytest.raises(ConfigError) as err:
