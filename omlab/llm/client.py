@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any, TypeAlias
 
 from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, ResponseCache, cache_key
@@ -102,6 +103,9 @@ class ModelClient:
         self._remote = remote
         self.cache = cache
         self.limits = limits
+        self.offline_seconds: dict[str, float] = {}
+        """Wall seconds spent inside each offline model's ``generate`` (``omlab/<name>`` → s), so a
+        benchmark can tell the engine's own time from the models' (which stand in for providers)."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` or raise :class:`ModelCallError` once every fallback has failed."""
@@ -322,9 +326,15 @@ class ModelClient:
             "maxOutputTokens", settings.get("max_output_tokens", request.max_output_tokens)
         )
         # Offline models are fast and synchronous; a plain call keeps them deterministic.
-        result = get_offline_model(name).generate(
-            request.messages, max_output_tokens=max_output_tokens, temperature=temperature
-        )
+        started = perf_counter()
+        try:
+            result = get_offline_model(name).generate(
+                request.messages, max_output_tokens=max_output_tokens, temperature=temperature
+            )
+        finally:
+            self.offline_seconds[attempt.model] = (
+                self.offline_seconds.get(attempt.model, 0.0) + perf_counter() - started
+            )
         return result.text, Usage(result.input_tokens, result.output_tokens), "stop", {"offline": True}
 
     def _succeed(

@@ -237,3 +237,22 @@ async def test_models_registered_next_to_the_builtins_are_reachable(monkeypatch)
     client = ModelClient()
     response = await client.complete(request("omlab/test-echo"))
     assert response.text == "test-echo: hello there" and client.calls[0].error is None
+
+
+async def test_offline_seconds_add_up_the_time_inside_each_offline_model(echo_models, monkeypatch):
+    ticks = iter(range(100))
+    monkeypatch.setattr("omlab.llm.client.perf_counter", lambda: float(next(ticks)))
+
+    class Failing(EchoModel):
+        def generate(self, messages, **kwargs):
+            raise ValueError("no user message")
+
+    monkeypatch.setitem(offline._REGISTRY, "failing", lambda: Failing("failing"))
+    client = ModelClient(retry=RetryPolicy(max_retries=0))
+    await client.complete(request("omlab/echo"))
+    await client.complete(request("omlab/echo"))
+    await client.complete(request("omlab/small"))
+    with pytest.raises(ModelCallError):
+        await client.complete(request("omlab/failing"))
+    # one tick per generate: a benchmark subtracts exactly the models' time, failed calls included
+    assert client.offline_seconds == {"omlab/echo": 2.0, "omlab/small": 1.0, "omlab/failing": 1.0}
