@@ -23,11 +23,13 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from omlab.engine.memory_config import read_only, to_memory_config, to_options, warn_unapplied_options
 from omlab.engine.thresholds import (
     ABSOLUTE_ACTIVATION_FROM,
     TokenRange,
@@ -229,6 +231,7 @@ class OMConfig:
                 om = options[nested_key]
                 given["options"] = {k: v for k, v in options.items() if k != nested_key}
         extra = {_MEMORY_KEYS[k]: copy.deepcopy(v) for k, v in given.items()}
+        warn_unapplied_options(extra.get("options"))
         config = _build(_unwrap(om if om is not None else False), via_memory=True)
         if config.retrieval is not None and config.retrieval.vector and extra.get("vector") is False:
             raise ConfigError(
@@ -260,7 +263,21 @@ class OMConfig:
             raise ConfigError(source, f"expected a JSON object or true/false, got {type(data).__name__}")
         return cls.from_options(data)
 
+    def to_options(self) -> dict[str, Any]:
+        """This config as a camelCase ``observationalMemory`` object that rebuilds it (runtime
+        options such as hooks and storage left out)."""
+        return to_options(self)
+
+    def to_memory_config(self) -> dict[str, Any]:
+        """This config as a ``SerializedMemoryConfig``; :meth:`from_memory_config` round-trips it."""
+        return to_memory_config(self)
+
     # --- derived values ---
+
+    @property
+    def read_only(self) -> bool:
+        """``options.readOnly`` of the SerializedMemoryConfig it came from: the engine writes nothing."""
+        return read_only(self.extra)
 
     @property
     def async_buffering(self) -> bool:
@@ -622,7 +639,15 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
 
     if async_off:
         for name, value in (("observation.blockAfter", raw_block), ("reflection.blockAfter", raw_refl_block)):
-            if value is not None:
+            if value is not None and raw_buffer is False:
+                # the docs: blockAfter only applies with buffering; the reference drops it silently
+                warnings.warn(
+                    f"{name}: ignored, it only applies with async buffering, which observation.bufferTokens: "
+                    f"false turns off",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            elif value is not None:
                 reason = (
                     "shareTokenBudget"
                     if share

@@ -39,6 +39,7 @@ from omlab.engine.live import LiveMemory
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
+from omlab.engine.read_only_storage import ReadOnlyStorage
 from omlab.engine.recall import RecallTool
 from omlab.engine.recall_schema import retrieval_instructions
 from omlab.engine.recall_search import EmbeddingSearchIndex, KeywordSearchIndex, SearchIndex
@@ -63,6 +64,19 @@ _ENGINE_ONLY_OPTIONS = ("client", "clock", "scheduler", "token_counter", "timezo
 
 
 _PENDING_STATUS: Any = None  # a step's status is computed once, at its end
+
+
+def _config(options: Any, kwargs: dict[str, Any]) -> OMConfig:
+    """The engine's config from an option object, or an :class:`OMConfig` (keyword arguments may
+    then only add the standalone options)."""
+    if not isinstance(options, OMConfig):
+        return OMConfig.from_options(options, **kwargs)
+    standalone = {"storage": "storage", "on_debug_event": "on_debug_event", "onDebugEvent": "on_debug_event"}
+    for name in kwargs:
+        if name not in standalone:
+            raise ConfigError(name, "cannot be given beside an OMConfig; build the config with it instead")
+    changes = {standalone[name]: value for name, value in kwargs.items()}
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 class ObservationalMemoryError(RuntimeError):
@@ -112,8 +126,10 @@ class ObservationalMemory:
 
     def __init__(self, options: Any = None, /, **kwargs: Any) -> None:
         engine_args = {name: kwargs.pop(name) for name in _ENGINE_ONLY_OPTIONS if name in kwargs}
-        self.config: OMConfig = OMConfig.from_options(options, **kwargs)
+        self.config: OMConfig = _config(options, kwargs)
         self.storage: Storage = open_storage(self.config.storage)
+        if self.config.read_only:
+            self.storage = ReadOnlyStorage(self.storage)
         scheduler = engine_args.get("scheduler")
         self.scheduler: Scheduler = scheduler or LiveScheduler(engine_args.get("clock"))
         self.clock: Clock = self.scheduler.clock
@@ -160,6 +176,13 @@ class ObservationalMemory:
                 self.search_index = KeywordSearchIndex()
         self._live: dict[str, LiveMemory] = {}
 
+    @classmethod
+    def from_memory_config(cls, serialized: Mapping[str, Any], /, **kwargs: Any) -> ObservationalMemory:
+        """An engine built from a ``SerializedMemoryConfig`` (see
+        :meth:`OMConfig.from_memory_config`); ``kwargs`` are the standalone and engine-only options
+        (``storage``, ``client``, ``scheduler``, ...). With ``options.readOnly`` nothing is written."""
+        return cls(OMConfig.from_memory_config(serialized), **kwargs)
+
     # ------------------------------------------------------------------ listeners
     def on_event(self, listener: DataListener) -> Callable[[], None]:
         """Subscribe to ``data-om-*`` parts; returns an unsubscribe function."""
@@ -187,6 +210,8 @@ class ObservationalMemory:
         model (a ``step-start`` part's, ``metadata["model"]`` or ``metadata["provider"]`` +
         ``["modelId"]``) is read the same way. ``actor_provider_options`` are the actor call's
         provider options (``openai.promptCacheRetention`` changes the ``"auto"`` TTL)."""
+        if self.config.read_only:
+            return None  # options.readOnly: no message is stored, nothing runs
         live = await self._get_live(thread_id, resource_id)
         batch = list(messages)
         if batch and self.config.temporal_markers:
@@ -283,7 +308,7 @@ class ObservationalMemory:
             await self.scheduler.poll(f"{live.key}|")
             live.step += 1
             result = StepResult(status=_PENDING_STATUS, pending_before=live.pending_tokens)
-            if self.config.enabled:
+            if self.config.enabled and not self.config.read_only:
                 if self.config.observation.async_enabled:
                     await activate_on_triggers(self, live, actor_model, result)
                     await buffering_step(self, live, result)
@@ -300,6 +325,8 @@ class ObservationalMemory:
         """End of an agent turn: with ``observation.bufferOnIdle``, buffer what is left now."""
         if not (self.config.observation.buffer_on_idle and self.config.observation.async_enabled):
             return
+        if self.config.read_only:
+            return
         live = await self._get_live(thread_id)
         async with live.lock:
             await maybe_start_buffering(self, live, StepResult(status=self._status(live)), idle=True)
@@ -311,7 +338,7 @@ class ObservationalMemory:
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
             result = StepResult(status=self._status(live))
-            if live.unobserved and (force or self._status(live).should_observe):
+            if live.unobserved and (force or self._status(live).should_observe) and not self.config.read_only:
                 result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
                 if live.record.buffered_chunks:
                     await activate(self, live, "threshold", result, force_all=True)
@@ -326,7 +353,7 @@ class ObservationalMemory:
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
             result = StepResult(status=self._status(live))
-            if live.record.active_observations.strip():
+            if live.record.active_observations.strip() and not self.config.read_only:
                 await reflect_sync(self, live, "manual", result, manual=True, guidance=prompt)
             result.status = self._status(live)
             return result
@@ -337,6 +364,8 @@ class ObservationalMemory:
         live = await self._get_live(thread_id)
         async with live.lock:
             result = StepResult(status=self._status(live))
+            if self.config.read_only:
+                return result
             result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
             result.blocked_reflection_s += await self.scheduler.settle(live.refl_key)
             if live.record.buffered_chunks and self._status(live).should_observe:

@@ -396,12 +396,10 @@ ERRORS = [
     ({"observation": {"blockAfter": 1}}, "observation.blockAfter"),
     ({"observation": {"blockAfter": 29_000}}, "observation.blockAfter"),
     ({"observation": {"blockAfter": 30_000}}, "observation.blockAfter"),
-    ({"observation": {"bufferTokens": False, "blockAfter": 1.5}}, "observation.blockAfter"),
     ({"reflection": {"bufferActivation": 0}}, "reflection.bufferActivation"),
     ({"reflection": {"bufferActivation": 1.01}}, "reflection.bufferActivation"),
     ({"reflection": {"blockAfter": 1}}, "reflection.blockAfter"),
     ({"reflection": {"blockAfter": 39_000}}, "reflection.blockAfter"),
-    ({"observation": {"bufferTokens": False}, "reflection": {"blockAfter": 1.5}}, "reflection.blockAfter"),
     # thresholds
     ({"observation": {"messageTokens": 0}}, "observation.messageTokens"),
     ({"observation": {"messageTokens": -5}}, "observation.messageTokens"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from conversation_factory import make_conversation
 
 from omlab import ObservationalMemory, OMConfig
@@ -192,3 +193,75 @@ async def test_activation_markers_carry_the_resolved_ttl_not_auto():
     (ttl,) = _activations(parts, "ttl")[:1]
     assert ttl["config"]["activateAfterIdle"] == 60 * 60_000
     assert ttl["ttlExpiredMs"] >= 29 * 60_000
+
+
+# --- blockAfter without buffering ----------------------------------------------------------
+
+
+def test_block_after_with_buffering_off_is_ignored_with_a_warning():
+    with pytest.warns(UserWarning, match=r"observation\.blockAfter: ignored"):
+        config = OMConfig.from_options({"observation": {"bufferTokens": False, "blockAfter": 1.5}})
+    assert config.observation.block_after is None and not config.observation.async_enabled
+    with pytest.warns(UserWarning, match=r"reflection\.blockAfter: ignored"):
+        config = OMConfig.from_options({"observation": {"bufferTokens": False}, "reflection": {"blockAfter": 1.5}})
+    assert config.reflection.block_after is None
+
+
+# --- SerializedMemoryConfig builds an engine ------------------------------------------------
+
+_SERIALIZED = {
+    "observationalMemory": {
+        "model": "omlab/observer",
+        "scope": "thread",
+        "activateAfterIdle": "5m",
+        "observation": {"messageTokens": 2_000, "bufferTokens": 500, "blockAfter": 1.5},
+        "reflection": {"observationTokens": 6_000},
+    },
+    "vector": False,
+}
+
+
+def test_an_omconfig_from_a_serialized_memory_config_builds_an_engine():
+    config = OMConfig.from_memory_config(_SERIALIZED)
+    om = ObservationalMemory(config)
+    assert om.config is config
+    same = ObservationalMemory.from_memory_config(_SERIALIZED)
+    assert same.config.config_hash() == config.config_hash()
+    assert same.config.observation.block_after == 3_000
+
+
+def test_to_memory_config_round_trips():
+    for doc in (
+        _SERIALIZED,
+        {"observationalMemory": True},
+        {"observationalMemory": {"shareTokenBudget": True, "observation": {"bufferTokens": False}}},
+        {"observationalMemory": {"scope": "resource", "retrieval": {"vector": False, "scope": "thread"}}},
+        {"observationalMemory": {"observation": {"model": "omlab/observer", "activateAfterIdle": {"openai": "auto"}}}},
+    ):
+        config = OMConfig.from_memory_config(doc)
+        again = OMConfig.from_memory_config(config.to_memory_config())
+        assert again.config_hash() == config.config_hash()
+        assert again.extra == config.extra
+
+
+def test_memory_options_om_cannot_apply_are_warned_about_by_name():
+    doc = {**_SERIALIZED, "options": {"lastMessages": 50, "semanticRecall": True, "generateTitle": True}}
+    with pytest.warns(UserWarning) as caught:
+        OMConfig.from_memory_config(doc)
+    named = " ".join(str(w.message) for w in caught)
+    for option in ("options.lastMessages", "options.semanticRecall", "options.generateTitle"):
+        assert option in named
+
+
+async def test_read_only_memory_writes_nothing(tmp_path):
+    path = tmp_path / "om.duckdb"
+    storage = open_storage(path)
+    om = ObservationalMemory.from_memory_config({**_SERIALIZED, "options": {"readOnly": True}}, storage=storage)
+    assert om.config.read_only
+    messages = make_conversation(4_000, seed=3)
+    for message in messages:
+        await om.add_messages("t", [message])
+    await om.observe("t")
+    assert storage.get_messages("t") == []
+    assert storage.get_thread("t") is None
+    assert storage.get_head_record("thread", "t", None) is None
