@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step
 from omlab.engine.activity import CURRENT_ACTOR
+from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
@@ -171,10 +172,10 @@ async def _commit_buffer(
                 "failedAt": iso(now),
                 "durationMs": duration_ms(started, now, latency),
                 "tokensAttempted": new_tokens,
-                "error": str(error),
+                **error_fields(error),
             },
         )
-        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(error)})
+        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": error})
         return
     output = observed.output
     text = extraction_step.wrap_for_retrieval(om, output.observations.strip(), candidates)

@@ -3,8 +3,8 @@
 A hook receives one dict: ``threadId``, ``resourceId``, ``trigger`` (``manual`` | ``turn-sync`` |
 ``async-buffer``), ``cycleId``, ``operationType``; the end hooks also get ``usage``
 (``inputTokens``/``outputTokens``/``totalTokens``), ``providerMetadata``, ``costUsd``, ``model`` and
-``error`` (a string, or None). Hooks may be plain functions or coroutines. An exception in a hook
-is logged and never fails the cycle.
+``error`` (the exception, e.g. a ``DegenerateObserverOutputError``, or None). Hooks may be plain
+functions or coroutines. An exception in a hook is logged and never fails the cycle.
 """
 
 from __future__ import annotations

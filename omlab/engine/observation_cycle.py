@@ -6,6 +6,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step
+from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
@@ -89,10 +90,10 @@ async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, 
                 "failedAt": iso(failed),
                 "durationMs": duration_ms(started, failed, 0.0),
                 "tokensAttempted": tokens_to_observe,
-                "error": str(exc),
+                **error_fields(exc),
             },
         )
-        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(exc)})
+        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": exc})
         result.errors.append(str(exc))
         if om.config.observation.failure_policy == "continue":
             log.warning("observation failed and failure_policy is 'continue': %s", exc)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omlab.engine.attachments import observer_user_content
+from omlab.engine.errors import unusable_output_error
 from omlab.engine.messages import Message
 from omlab.engine.observation_text import (
     ObserverOutput,
@@ -19,10 +20,6 @@ from omlab.engine.prompts import observer_system_prompt, observer_user_prompt
 from omlab.engine.temporal_markers import observer_view
 from omlab.engine.transcript import format_history
 from omlab.llm.types import ModelRequest, ModelResponse, Usage
-
-
-class ObserverError(RuntimeError):
-    """The Observer could not produce usable observations."""
 
 
 @dataclass(slots=True)
@@ -164,7 +161,10 @@ class ObserverRunner:
             output = parse_observer_output(response.text, inline_slugs=inline_slugs)
             if not output.degenerate and output.observations.strip():
                 return ObserverResult(output, responses, previous, truncated, prompt)
-        raise ObserverError(f"the Observer produced {_unusable(output.degenerate)} output twice; nothing was committed")
+        raise unusable_output_error(
+            output.degenerate,
+            f"the Observer produced {_unusable(output.degenerate)} output twice; nothing was committed",
+        )
 
     async def observe_threads(
         self,
@@ -230,7 +230,9 @@ class ObserverRunner:
                     prompt,
                 )
                 return outputs, summary
-        raise ObserverError(f"the multi-thread Observer produced {_unusable(outputs.degenerate)} output twice")
+        raise unusable_output_error(
+            outputs.degenerate, f"the multi-thread Observer produced {_unusable(outputs.degenerate)} output twice"
+        )
 
 
 def _unusable(degenerate: bool) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step
 from omlab.engine.activity import CURRENT_ACTOR
+from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory
@@ -204,10 +205,10 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
                     "failedAt": iso(now),
                     "durationMs": duration_ms(started, now, latency),
                     "tokensAttempted": slice_tokens,
-                    "error": str(error),
+                    **error_fields(error),
                 },
             )
-            await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": str(error)})
+            await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": error})
             return
         head = live.record
         head.buffered_reflection = reflection.observations
@@ -369,10 +370,10 @@ async def reflect_sync(
                 "failedAt": iso(failed),
                 "durationMs": duration_ms(started, failed, 0.0),
                 "tokensAttempted": input_tokens,
-                "error": str(exc),
+                **error_fields(exc),
             },
         )
-        await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": str(exc)})
+        await call_hook(om.config.hooks, "on_reflection_end", {**hook_base, "usage": None, "error": exc})
         _back_off(om, live, input_tokens)
         result.errors.append(str(exc))
         log.warning("reflection failed (memory kept unchanged): %s", exc)

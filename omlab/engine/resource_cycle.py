@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, safe_prefix
@@ -148,10 +149,10 @@ async def observe_resource(
                 "failedAt": iso(failed),
                 "durationMs": duration_ms(started, failed, 0.0),
                 "tokensAttempted": tokens_to_observe,
-                "error": str(exc),
+                **error_fields(exc),
             },
         )
-        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": str(exc)})
+        await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": exc})
         result.errors.append(str(exc))
         if om.config.observation.failure_policy == "continue":
             return

@@ -9,11 +9,14 @@ from conversation_factory import make_conversation
 
 from omlab import ObservationalMemory, OMConfig
 from omlab.engine.clock import VirtualClock
+from omlab.engine.errors import DegenerateObserverOutputError, ObserverError
 from omlab.engine.messages import Message, Part
 from omlab.engine.observation_text import parse_observer_output
 from omlab.engine.scheduler import FixedLatency, VirtualScheduler
 from omlab.engine.thresholds import activation_ratio, projected_message_removal, retention_floor
 from omlab.engine.ttl import activation_ttl_ms, provider_cache_ttl_ms
+from omlab.llm.offline import register_offline_model
+from omlab.llm.offline.base import OfflineResult
 from omlab.storage import open_storage
 
 # --- <current-task> ends only at a closing tag at the start (or end) of a line ---------------
@@ -265,3 +268,47 @@ async def test_read_only_memory_writes_nothing(tmp_path):
     assert storage.get_messages("t") == []
     assert storage.get_thread("t") is None
     assert storage.get_head_record("thread", "t", None) is None
+
+
+# --- a degenerate Observer reply reaches the hook and the failed part as an error object ---
+
+
+class LoopingObserver:
+    """Always answers with a repetition loop."""
+
+    name = "contract-looping-observer"
+
+    def generate(self, messages, **_):
+        loop = "* 🔴 (10:00) User repeated the same thing again\n* 🟡 (10:01) Agent answered the same way\n" * 60
+        return OfflineResult(f"<observations>\nDate: Mar 3, 2025\n{loop}</observations>", 10, 0)
+
+
+register_offline_model(LoopingObserver.name, LoopingObserver)
+
+
+@pytest.mark.parametrize("mode", ["sync", "buffered", "resource"])
+async def test_a_degenerate_observer_reply_reaches_the_end_hook_and_the_failed_part(mode):
+    ends = []
+    observation = {"model": f"omlab/{LoopingObserver.name}", "messageTokens": 1_000, "failurePolicy": "continue"}
+    observation.update(bufferTokens=0.2) if mode == "buffered" else observation.update(bufferTokens=False)
+    clock, parts = VirtualClock(START), []
+    om = ObservationalMemory(
+        {
+            "scope": "resource" if mode == "resource" else "thread",
+            "observation": observation,
+            "reflection": {"model": "omlab/reflector"},
+            "hooks": {"onObservationEnd": ends.append},
+        },
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
+    )
+    for message in make_conversation(3_000, seed=5):
+        clock.set(message.created_at)
+        await om.add_messages("t", [message], resource_id="r")
+    await om.settle()
+    failed = [e for e in ends if e["error"] is not None]
+    assert failed and all(isinstance(e["error"], DegenerateObserverOutputError) for e in failed)
+    assert isinstance(failed[0]["error"], ObserverError)
+    parts_failed = [p.data for p in parts if p.type in ("data-om-observation-failed", "data-om-buffering-failed")]
+    assert parts_failed and all(p["errorType"] == "DegenerateObserverOutputError" for p in parts_failed)
+    assert all("degenerate" in p["error"] for p in parts_failed)
