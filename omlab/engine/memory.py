@@ -55,7 +55,7 @@ from omlab.engine.thresholds import dynamic_threshold, projected_message_removal
 from omlab.engine.token_counter import TokenCounter
 from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.client import ModelClient
-from omlab.llm.spec import primary_model_name
+from omlab.llm.spec import ModelByInputTokens, describe_model, primary_model_name
 from omlab.storage import open_storage
 
 log = logging.getLogger("omlab.engine")
@@ -467,6 +467,15 @@ class ObservationalMemory:
             "observationTokens": self.config.reflection.observation_tokens,
             "scope": self.config.scope,
         }
+        for role, model in (("observer", self.config.observation.model), ("reflector", self.config.reflection.model)):
+            if isinstance(model, str):
+                continue  # the reference's marker config has no model fields; only richer specs add them
+            # a description, never a repr: no key or header of a model config object shows
+            snapshot[f"{role}Model"] = describe_model(model)
+            if isinstance(model, ModelByInputTokens):
+                snapshot[f"{role}Routing"] = [
+                    {"upTo": row["up_to"], "model": row["model"]} for row in model.routing_table()
+                ]
         if self.config.observation.activate_after_idle is not None:
             # the resolved TTL in ms for the current actor ("auto" and per-provider maps resolved)
             actor = CURRENT_ACTOR.get()

@@ -291,13 +291,46 @@ def coerce_model_spec(value: Any) -> ModelSpec:
             return ModelByInputTokens(value)
         if "model" in value:
             return ModelWithRetries.from_dict(value)
+        if "id" in value:
+            return model_config_entry(value)
         raise ModelSpecError(
             f"cannot read a model spec from a mapping with keys {sorted(value)}; "
-            "expected {'upTo': {...}} or {'model': ..., 'maxRetries': ...}"
+            "expected {'upTo': {...}}, {'model': ..., 'maxRetries': ...} or {'id': ..., 'apiKey': ..., 'url': ...}"
         )
     if isinstance(value, list | tuple):
         return [_coerce_entry(entry) for entry in value]
     return _check_spec_shape(value)
+
+
+_CONFIG_KEYS = {"id": "id", "apiKey": "api_key", "api_key": "api_key", "url": "url", "headers": "headers"}
+
+
+def model_config_entry(config: Mapping[str, Any]) -> ModelWithRetries:
+    """A model config object as the docs allow for a model or a router tier:
+    ``{"id": "provider/model", "apiKey": ..., "url": ..., "headers": {...}}``.
+
+    The key and the URL travel as litellm settings (``api_key``, ``api_base``), which are kept out
+    of every repr, description and cache key; ``headers`` as the entry's headers.
+    """
+    given: dict[str, Any] = {}
+    for key, value in config.items():
+        if key not in _CONFIG_KEYS:
+            raise ModelSpecError(f"model config: unknown key {key!r} (known: id, apiKey, url, headers)")
+        given[_CONFIG_KEYS[key]] = value
+    settings: dict[str, Any] = {}
+    if given.get("api_key") is not None:
+        if not isinstance(given["api_key"], str):
+            raise ModelSpecError("model config: apiKey must be a string")
+        settings["api_key"] = given["api_key"]
+    if given.get("url") is not None:
+        if not isinstance(given["url"], str):
+            raise ModelSpecError("model config: url must be a string")
+        settings["api_base"] = given["url"]
+    return ModelWithRetries(
+        model=validate_model_string(given.get("id")),
+        model_settings=settings or None,
+        headers=given.get("headers"),
+    )
 
 
 def _coerce_entry(entry: Any) -> ModelWithRetries:

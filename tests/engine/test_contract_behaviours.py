@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from conversation_factory import make_conversation
 
-from omlab import ObservationalMemory, OMConfig
+from omlab import ModelByInputTokens, ObservationalMemory, OMConfig
 from omlab.engine.clock import VirtualClock
 from omlab.engine.errors import DegenerateObserverOutputError, ObserverError
 from omlab.engine.messages import Message, Part
@@ -312,3 +313,54 @@ async def test_a_degenerate_observer_reply_reaches_the_end_hook_and_the_failed_p
     parts_failed = [p.data for p in parts if p.type in ("data-om-observation-failed", "data-om-buffering-failed")]
     assert parts_failed and all(p["errorType"] == "DegenerateObserverOutputError" for p in parts_failed)
     assert all("degenerate" in p["error"] for p in parts_failed)
+
+
+# --- ModelByInputTokens tiers may be model config objects -----------------------------------
+
+
+async def test_router_tiers_may_be_model_config_objects_and_markers_show_the_routing_table():
+    secret = "sk-test-not-a-real-key"
+    router = ModelByInputTokens(
+        {
+            "upTo": {
+                100_000: {
+                    "id": "omlab/observer",
+                    "apiKey": secret,
+                    "url": "http://127.0.0.1:9/v1",
+                    "headers": {"X-Org": secret},
+                },
+                1_000_000: "omlab/reflector",
+            }
+        }
+    )
+    assert router.routing_table() == [
+        {"up_to": 100_000, "model": "omlab/observer"},
+        {"up_to": 1_000_000, "model": "omlab/reflector"},
+    ]
+    ends, parts = [], []
+
+    def record_end(payload):
+        ends.append(payload)
+
+    clock = VirtualClock(START)
+    om = ObservationalMemory(
+        {
+            "observation": {"model": router, "messageTokens": 1_000, "bufferTokens": False},
+            "reflection": {"model": "omlab/reflector"},
+            "hooks": {"onObservationEnd": record_end},
+        },
+        clock=clock,
+        on_event=parts.append,
+    )
+    for message in make_conversation(2_000, seed=6):
+        clock.set(message.created_at)
+        await om.add_messages("t", [message])
+    assert ends and ends[0]["error"] is None and ends[0]["model"] == "omlab/observer"
+    start = next(p.data for p in parts if p.type == "data-om-observation-start")
+    assert start["config"]["observerModel"] == "ModelByInputTokens(100000=omlab/observer,1000000=omlab/reflector)"
+    assert start["config"]["observerRouting"] == [
+        {"upTo": 100_000, "model": "omlab/observer"},
+        {"upTo": 1_000_000, "model": "omlab/reflector"},
+    ]
+    shown = repr(router) + repr(om.config) + json.dumps(om.config.to_dict(), default=str) + repr(parts)
+    assert secret not in shown and "object at 0x" not in shown
