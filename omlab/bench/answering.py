@@ -12,11 +12,13 @@ turn. The context is also scored model-free (``omlab.bench.scoring.retention``):
 * ``evidence_retention``: the share of the evidence turns' content words still in it.
 
 Nothing raises: a failure (no prepared memory, a model call that kept failing, a cache miss in
-strict mode) gives the question status ``failed`` with the error.
+strict mode, an empty or degenerate answer asked twice) gives the question status ``failed`` with
+the error; failed questions are counted and left out of accuracy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +30,7 @@ from omlab.bench.run_settings import RunSettings
 from omlab.bench.schema import Conversation, Question
 from omlab.bench.scoring import answer_retained, evidence_retained
 from omlab.bench.tool_loop import complete_with_tool
+from omlab.bench.unusable_replies import reply_problem
 from omlab.engine.clock import VirtualClock
 from omlab.engine.memory import ObservationalMemory
 from omlab.engine.scheduler import VirtualScheduler
@@ -62,6 +65,10 @@ def question_date(conversation: Conversation, question: Question) -> datetime:
 def question_prompt(question: Question, when: datetime) -> str:
     """LongMemEval's question block: ``Current Date: 2023/05/30 (Tue) 23:40\\nQuestion: …``."""
     return f"Current Date: {when:%Y/%m/%d (%a) %H:%M}\nQuestion: {question.question}"
+
+
+class UnusableAnswerError(RuntimeError):
+    """The actor's reply was empty or degenerate on every try: the question fails with this cause."""
 
 
 class Answerer:
@@ -130,7 +137,7 @@ class Answerer:
                 tool = None
                 if self.memory.config.retrieval is not None:  # give the actor OM's recall tool
                     tool = self.memory.recall_tool(self.prepared.thread_id, resource_id=self.prepared.resource_id)
-                response, _ = await complete_with_tool(self.client, request, tool)
+                response = await self._usable_reply(request, tool)
                 hypothesis = self.protocol.answer_of(response.text, options) if self.protocol else response.text
                 row.update(status="ok", hypothesis=hypothesis)
                 context_text = "\n".join(content_of(m) for m in context)
@@ -138,6 +145,16 @@ class Answerer:
             except Exception as error:  # noqa: BLE001 - the question is recorded as failed, never dropped
                 row["error"] = describe_error(error)
         return AnsweredQuestion(question, row, scores, self._calls[before:])
+
+    async def _usable_reply(self, request: ModelRequest, tool: Any) -> Any:
+        """The actor's reply; an empty or degenerate one is asked again once, then an error."""
+        for attempt in (1, 2):
+            salted = request if attempt == 1 else dataclasses.replace(request, cache_salt=f"retry-{attempt}")
+            response, _ = await complete_with_tool(self.client, salted, tool)
+            problem = reply_problem(response.text, max_output_tokens=request.max_output_tokens)
+            if problem is None:
+                return response
+        raise UnusableAnswerError(f"the actor's reply was unusable twice: {problem}")
 
     def _row(self, question: Question, when: datetime) -> dict[str, Any]:
         return {
@@ -215,6 +232,7 @@ __all__ = [
     "ANSWER_MAX_TOKENS",
     "AnsweredQuestion",
     "Answerer",
+    "UnusableAnswerError",
     "content_of",
     "describe_error",
     "question_date",

@@ -3,7 +3,8 @@
 LongMemEval-style datasets (longmemeval, synthetic, jsonl): the judge prompt for the question's
 type (``judge_messages``; the suite's own wording with ``[scoring] judge_prompts``) goes to the
 judge model at temperature 0 with 10 output tokens, and its reply is parsed with
-``parse_verdict`` in the suite's verdict mode; an unparseable reply is stored with no verdict.
+``parse_verdict`` in the suite's verdict mode; an unparseable reply is stored with no verdict, and so
+is an empty or degenerate one after one more try (``details.problem`` says which).
 LoCoMo: the official ``f1`` for every category, plus the judge (J) for categories 1-4; the ``f1``
 row is written only once the judge (if any) succeeded, so a question is either fully scored or
 left for a resumed run.
@@ -11,6 +12,7 @@ left for a resumed run.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,7 @@ from omlab.bench.scoring import (
     locomo_f1,
     parse_verdict,
 )
+from omlab.bench.unusable_replies import reply_problem
 from omlab.llm.types import ModelCall, ModelRequest
 
 J_CATEGORIES = (1, 2, 3, 4)
@@ -78,15 +81,24 @@ class Judge:
             role="judge",
             **JUDGE_REQUEST_OPTIONS,
         )
-        response = await self.client.complete(request)
+        for attempt in (1, 2):
+            salted = request if attempt == 1 else dataclasses.replace(request, cache_salt=f"retry-{attempt}")
+            response = await self.client.complete(salted)
+            problem = reply_problem(response.text, max_output_tokens=request.max_output_tokens)
+            if problem is None:
+                break
         mode = self.settings.scoring.verdict
-        verdict = parse_verdict(response.text, mode)
+        # an empty or looping reply is no verdict at all, never a "no" (parity mode reads "" as no)
+        verdict = None if problem is not None else parse_verdict(response.text, mode)
+        details = {"reply": response.text[:2000], "verdict_mode": mode, "judge_model": response.model}
+        if problem is not None:
+            details["problem"] = problem
         return {
             "question_id": question.id,
             "scorer": "judge",
             "value": None if verdict is None else float(verdict),
             "correct": verdict,
-            "details": {"reply": response.text, "verdict_mode": mode, "judge_model": response.model},
+            "details": details,
         }
 
 
