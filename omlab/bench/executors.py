@@ -80,11 +80,15 @@ class PoolExecutor:
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         from omlab.bench.execution import pool_context
+        from omlab.bench.worker_lifeline import pool_initializer
 
         if not items:
             return
         workers = min(self.workers, len(items))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context(self.preload)) as pool:
+        # the workers exit when this process dies, even by kill -9 (omlab.bench.worker_lifeline)
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=pool_context(self.preload), **pool_initializer()
+        ) as pool:
             futures = {pool.submit(fn, item): index for index, item in enumerate(items)}
             try:
                 for future in as_completed(futures):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import Any
 import pandas as pd
 
 from omlab.bench.metrics import compute_metrics, load_run_frames
-from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
+from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
+from omlab.bench.results.layout import run_path
 
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("accuracy (micro)", "accuracy", "all"),
@@ -74,11 +76,20 @@ class Section:
 
 
 def latest_run_id(results_dir: str | Path) -> str:
-    """The most recent run under ``results_dir`` (run ids sort by start time)."""
-    ids = ResultsCatalog(results_dir).run_ids()
-    if not ids:
-        raise ValueError(f"no runs under {Path(results_dir) / 'runs'}")
-    return ids[-1]
+    """The most recent readable run under ``results_dir`` (run ids sort by start time); a damaged
+    file is skipped with an ``UnreadableRunWarning``."""
+    catalog = ResultsCatalog(results_dir)
+    ids = catalog.run_ids()
+    for run_id in reversed(ids):
+        problem = catalog.problem_of(run_id)
+        if problem is None:
+            return run_id
+        warnings.warn(
+            f"skipping run {run_id!r}: run file {run_path(results_dir, run_id)} is not a readable DuckDB file: {problem}",
+            UnreadableRunWarning,
+            stacklevel=2,
+        )
+    raise ValueError(f"no {'readable ' if ids else ''}runs under {Path(results_dir) / 'runs'}")
 
 
 def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets.provenance import conversations_digest
+from omlab.bench.retry_settings import RetrySpec
 from omlab.bench.schema import Conversation
 from omlab.bench.suite import ReplaySpec, ScoringSpec, SuiteCell, SuiteError
 from omlab.engine.config import OMConfig
@@ -70,6 +71,7 @@ class RunSettings:
     cache_layered: bool = False
     """On a cluster worker: read ``cache_path`` as a read-only snapshot (None: empty) and keep new
     entries in memory for the driver (:mod:`omlab.llm.cache_snapshot`)."""
+    retry: RetrySpec = field(default_factory=RetrySpec)
 
     @classmethod
     def from_cell(
@@ -79,8 +81,10 @@ class RunSettings:
         results_dir: str | Path,
         cache_mode: str | None = None,
         reuse_prepared: bool | None = None,
+        retry: RetrySpec | None = None,
     ) -> RunSettings:
-        """Settings of one suite cell; ``cache_mode``/``reuse_prepared`` override the suite's ``[cache]``."""
+        """Settings of one suite cell; ``cache_mode``/``reuse_prepared`` override the suite's
+        ``[cache]``, ``retry`` its ``[retry]``."""
         suite = cell.suite
         prompts = suite.scoring.judge_prompts
         if prompts is not None:
@@ -114,6 +118,7 @@ class RunSettings:
             judge_prompts_path=prompts,
             grid_point=dict(cell.point),
             official_files_path=official,
+            retry=retry or suite.retry,
         )
 
     # ------------------------------------------------------------------ hashes
@@ -192,6 +197,8 @@ class RunSettings:
         writing the response cache in ``cache_mode`` (and sharing provider ``limits`` if given)."""
         options: dict[str, Any] = {"on_call": on_call, "prices": self.prices}
         accepted = inspect.signature(ModelClient).parameters
+        if "retry_by_role" in accepted:
+            options["retry_by_role"] = self.retry.policies()
         if self.cache_mode != "off" and "cache" in accepted and self.cache_layered:
             from omlab.llm.cache_snapshot import LayeredCache
 

@@ -75,6 +75,8 @@ class RunOptions:
         sweep_id: Recorded in the runs row's notes, to group the runs of one sweep.
         executor: ``pool`` or ``ray`` (default ``[run] executor``, else ``pool``).
         address: The Ray cluster to join (default ``[run] address``, else a local Ray instance).
+        timeout: ``--timeout``: ``{role or "": seconds per request}``, over the suite's ``[retry]``.
+        deadline: ``--deadline``: ``{role or "": seconds per call}``, over the suite's ``[retry]``.
     """
 
     results_dir: str | Path = DEFAULT_RESULTS_DIR
@@ -91,6 +93,8 @@ class RunOptions:
     sweep_id: str | None = None
     executor: str | None = None
     address: str | None = None
+    timeout: dict[str, float] | None = None
+    deadline: dict[str, float] | None = None
 
 
 @dataclass(slots=True)
@@ -355,6 +359,7 @@ def _settings(cell: SuiteCell, options: RunOptions) -> RunSettings:
         results_dir=Path(options.results_dir),
         cache_mode=options.cache_mode,
         reuse_prepared=options.reuse_prepared,
+        retry=cell.suite.retry.overridden(timeout=options.timeout, deadline=options.deadline),
     )
 
 

@@ -64,6 +64,11 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     executor = "pool"                   # pool (local processes) | ray (a Ray cluster)
     address = "auto"                    # ray only: join this cluster (default: start a local one)
 
+    [retry]                             # model-call timeouts (omlab.bench.retry_settings)
+    timeout = 60                        # seconds per request, every role (--timeout)
+    deadline = 300                      # seconds per call, retries included (--deadline)
+    judge = { timeout = 20 }            # per role: observer, reflector, extractor, actor, judge
+
 Precedence: code defaults < suite TOML < keyword arguments / CLI flags. ``[models]`` observer and
 reflector win over models named in ``[engine]``; with neither, the offline ``omlab/observer`` and
 ``omlab/reflector`` are used (a benchmark never calls a paid model by accident).
@@ -91,6 +96,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omlab.bench.retry_settings import RetrySpec, parse_retry
 from omlab.bench.suite_tables import (
     CACHE_MODES,
     DATASET_KINDS,
@@ -133,6 +139,7 @@ _TABLES = (
     "scoring",
     "cache",
     "run",
+    "retry",
 )
 
 
@@ -155,6 +162,7 @@ class Suite:
     cache: CacheSpec = field(default_factory=CacheSpec)
     run: RunSpec = field(default_factory=RunSpec)
     description: str = ""
+    retry: RetrySpec = field(default_factory=RetrySpec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +282,7 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
         scoring=parse_scoring(table(data, "scoring", source), source),
         cache=parse_cache(table(data, "cache", source), source),
         run=parse_run(table(data, "run", source), source),
+        retry=parse_retry(table(data, "retry", source), source),
     )
     for section in ("observation", "reflection"):
         if section in suite.engine and not isinstance(suite.engine[section], Mapping):

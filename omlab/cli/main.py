@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 
+from omlab.bench.results.catalog import UnreadableRunWarning
 from omlab.cli import cache, calls, datasets, events, export, report, run, sweep
 
 _COMMANDS = (run, sweep, report, events, calls, datasets, cache, export)
@@ -45,7 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UnreadableRunWarning)
+            warnings.showwarning = _one_line_warnings(warnings.showwarning)
+            return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         print("interrupted; resume with the same command (or --resume RUN_ID)", file=sys.stderr)
         return 130
@@ -54,6 +59,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"omlab {args.command}: {error}", file=sys.stderr)
         return 2
+
+
+def _one_line_warnings(fallback: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each skipped unreadable run once, as one line."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        if not issubclass(category, UnreadableRunWarning):
+            fallback(message, category, *args, **kwargs)
+            return
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            print(f"omlab: warning: {text}", file=sys.stderr)
+
+    return show
 
 
 if __name__ == "__main__":  # pragma: no cover

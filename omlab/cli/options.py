@@ -7,6 +7,9 @@ import os
 
 from omlab.bench.executors import EXECUTORS, check_address
 from omlab.bench.report import latest_run_id
+from omlab.bench.results import ResultsCatalog
+from omlab.bench.results.layout import run_path
+from omlab.bench.retry_settings import parse_seconds_flag
 from omlab.bench.runner import DEFAULT_RESULTS_DIR, RunOptions
 
 CACHE_MODES = ("off", "read", "write", "strict")
@@ -52,6 +55,19 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="ADDR",
         help="with --executor ray: join this cluster (auto, ray://HOST:PORT); default: start a local Ray",
     )
+    parser.add_argument(
+        "--timeout",
+        action="append",
+        metavar="[ROLE=]SECONDS",
+        help="seconds one model request may take, for every role or one role "
+        "(observer, reflector, extractor, actor, judge); repeatable; overrides [retry]",
+    )
+    parser.add_argument(
+        "--deadline",
+        action="append",
+        metavar="[ROLE=]SECONDS",
+        help="seconds one model call may take with all its retries; repeatable; overrides [retry]",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -70,13 +86,30 @@ def run_options(args: argparse.Namespace, **extra: object) -> RunOptions:
         progress=not args.quiet,
         executor=args.executor,
         address=args.address,
+        timeout=_seconds_flags(args.timeout, "--timeout"),
+        deadline=_seconds_flags(args.deadline, "--deadline"),
         **extra,
     )
 
 
+def _seconds_flags(values: list[str] | None, flag: str) -> dict[str, float] | None:
+    """``--timeout 30 --timeout judge=10`` as ``{"": 30.0, "judge": 10.0}`` (None when absent)."""
+    if not values:
+        return None
+    return dict(parse_seconds_flag(value, flag) for value in values)
+
+
 def resolve_run(results: str, run: str) -> str:
-    """``latest`` means the most recent run under ``results``; anything else is a run id."""
-    return latest_run_id(results) if run == "latest" else run
+    """``latest`` means the most recent readable run under ``results``; anything else is a run id.
+
+    Raises:
+        ValueError: The named run's file exists but cannot be read (the message says why)."""
+    if run == "latest":
+        return latest_run_id(results)
+    problem = ResultsCatalog(results).problem_of(run)
+    if problem is not None:
+        raise ValueError(f"run {run!r} cannot be read: {run_path(results, run)}: {problem}")
+    return run
 
 
 def _positive(text: str) -> int:

@@ -77,7 +77,8 @@ class ModelClient:
     called with every :class:`ModelCall` (its errors are logged, never raised). ``sleep``, ``now``
     and ``rng`` are injectable for tests and virtual time; ``remote`` replaces the litellm backend.
     ``cache`` serves and records responses; ``limits`` caps concurrent requests per provider and
-    shares retry-after pauses (module docstring).
+    shares retry-after pauses (module docstring). ``retry_by_role`` gives a role (a request's
+    ``role``: observer, reflector, extractor, actor, judge) its own policy instead of ``retry``.
     """
 
     def __init__(
@@ -92,8 +93,10 @@ class ModelClient:
         remote: RemoteBackend | None = None,
         cache: ResponseCache | None = None,
         limits: ProviderLimits | None = None,
+        retry_by_role: Mapping[str, RetryPolicy] | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self.retry_by_role = dict(retry_by_role or {})
         self.prices = dict(prices or {})
         self.on_call = on_call
         self.calls: list[ModelCall] = []
@@ -155,7 +158,7 @@ class ModelClient:
             )
             if hit is not None:
                 return self._serve_cached(request, resolved, keys.index(hit.key), hit, call_id, requested, started_at)
-        policy = self.retry
+        policy = self.retry_by_role.get(request.role, self.retry) if request.role else self.retry
         remote = self._remote_backend(resolved)
         # Starts with the first request sent: neither litellm's one-off import nor queueing for a
         # provider slot counts against the provider.

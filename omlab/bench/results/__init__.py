@@ -25,8 +25,8 @@ Public API: :class:`RunWriter`, :class:`ResultsCatalog`, the getters :func:`runs
 
 from __future__ import annotations
 
-from omlab.bench.results.catalog import ResultsCatalog
-from omlab.bench.results.connect import ResultsSchemaError, RunLockedError
+from omlab.bench.results.catalog import ResultsCatalog, UnreadableRun, UnreadableRunWarning
+from omlab.bench.results.connect import ResultsSchemaError, RunLockedError, UnreadableRunError
 from omlab.bench.results.export import export_hypotheses, hypothesis_lines
 from omlab.bench.results.frames import (
     answers_df,
@@ -56,6 +56,9 @@ __all__ = [
     "RowError",
     "RunLockedError",
     "RunWriter",
+    "UnreadableRun",
+    "UnreadableRunError",
+    "UnreadableRunWarning",
     "answers_df",
     "calls_df",
     "collect_provenance",

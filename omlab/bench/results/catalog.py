@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +21,40 @@ import duckdb
 import pandas as pd
 
 from omlab.bench.results.connect import (
+    NO_EXTENSION_AUTOLOAD,
     ResultsSchemaError,
     RunLockedError,
+    UnreadableRunError,
     check_schema_version,
+    describe_damage,
     open_run_file,
 )
 from omlab.bench.results.layout import list_run_ids, parts_path, run_path
-from omlab.bench.results.schema import KEYS, ORDER_BY, Column, columns_added_since, columns_of, pandas_dtype
+from omlab.bench.results.schema import KEYS, ORDER_BY, TABLES, Column, columns_added_since, columns_of, pandas_dtype
 from omlab.bench.results.shards import shard_files
 
 # A reader can land between a writer's close (file unlocked, shards being deleted) and its next
 # state, or catch a writer before its first publish: retry a few times before settling.
 _ATTEMPTS = 20
 _RETRY_PAUSE_S = 0.05
+# Only a file this young can be a run its writer is still creating; an older unreadable file is
+# damaged and is reported at once instead of being retried.
+_NEW_FILE_S = 2.0
 
 Filters = Mapping[str, Any]
+
+
+class UnreadableRunWarning(UserWarning):
+    """A run file was skipped because it cannot be read (the message names the file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableRun:
+    """A file under ``runs/`` that is not a readable results file, and what is wrong with it."""
+
+    run_id: str
+    path: Path
+    problem: str
 
 
 class ResultsCatalog:
@@ -60,10 +80,52 @@ class ResultsCatalog:
             connection = open_run_file(self._path_of(run_id), read_only=True)
         except RunLockedError:
             return True
-        except duckdb.IOException:  # not a database (yet): nobody holds it for writing
+        except (UnreadableRunError, FileNotFoundError):  # not a database (yet): nobody holds it
             return False
         connection.close()
         return False
+
+    def unreadable_runs(self) -> list[UnreadableRun]:
+        """Files under ``runs/`` that cannot be read as results (truncated, corrupted, empty,
+        foreign, or from a newer omlab), each with its problem; every other reader skips them
+        with an :class:`UnreadableRunWarning`. A run a writer holds right now is never listed."""
+        found = []
+        for run_id in self.run_ids():
+            problem = self.problem_of(run_id)
+            if problem is not None:
+                found.append(UnreadableRun(run_id, self._path_of(run_id), problem))
+        return found
+
+    def problem_of(self, run_id: str) -> str | None:
+        """What is wrong with run ``run_id``'s file, or None when it reads (or a writer holds it).
+
+        Opens the file, checks its schema version and reads every table, so damage anywhere in
+        the file is found."""
+        path = self._path_of(run_id)
+        try:
+            connection = open_run_file(path, read_only=True)
+        except (RunLockedError, FileNotFoundError):
+            return None
+        except UnreadableRunError as error:
+            return error.problem
+        try:
+            version = check_schema_version(connection, path)
+            for table in TABLES:
+                missing = columns_added_since(version, table)
+                present = [f'"{c.name}"' for c in columns_of(table) if c.name not in missing]
+                try:
+                    connection.execute(f"SELECT {', '.join(present)} FROM {table}").fetchall()
+                except duckdb.CatalogException:  # a table this (older) file never had
+                    continue
+        except UnreadableRunError as error:
+            return error.problem
+        except ResultsSchemaError as error:
+            return str(error)
+        except duckdb.Error as error:
+            return describe_damage(error)
+        finally:
+            connection.close()
+        return None
 
     def read_table(
         self, table: str, run_id: str | Iterable[str] | None = None, where: Filters | None = None
@@ -89,7 +151,7 @@ class ResultsCatalog:
             try:
                 frames.append(self._read_run(one_run, table, condition, parameters))
             except ResultsSchemaError as error:
-                warnings.warn(f"skipping run {one_run!r}: {error}", stacklevel=2)
+                warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=2)
         if not frames:
             return typed_frame(pd.DataFrame(columns=[c.name for c in columns]), table)
         if len(frames) == 1:
@@ -132,11 +194,11 @@ class ResultsCatalog:
                 except duckdb.IOException:  # a shard vanished: the writer closed or republished
                     time.sleep(_RETRY_PAUSE_S)
                     continue
-            except duckdb.IOException as error:
+            except UnreadableRunError:
                 # A file caught in the instant between its creation and its writer's lock is
-                # not a database yet; a file that stays that way is not a results file.
-                if last:
-                    raise ResultsSchemaError(f"{path} is not a readable DuckDB file: {error}") from error
+                # not a database yet; an older one (or one that stays that way) is damaged.
+                if last or not _is_new(path):
+                    raise
                 time.sleep(_RETRY_PAUSE_S)
                 continue
             try:
@@ -149,6 +211,10 @@ class ResultsCatalog:
                     f"SELECT * FROM (SELECT {columns} FROM {table}) WHERE {condition} ORDER BY {_order(table)}",
                     parameters,
                 ).df()
+            except duckdb.Error as error:
+                if isinstance(error, duckdb.CatalogException | duckdb.BinderException):
+                    raise
+                raise UnreadableRunError(path, describe_damage(error)) from error
             finally:
                 connection.close()
         raise RunLockedError(f"could not read run {run_id!r}: its file and its live snapshot kept changing")
@@ -161,12 +227,19 @@ def _query_shards(table: str, files: list[str], selected: str, condition: str, p
         f"SELECT {selected} FROM (SELECT * FROM read_parquet(?, union_by_name = true, filename = true) "
         f"{latest}) WHERE {condition} ORDER BY {_order(table)}"
     )
-    connection = duckdb.connect()
+    connection = duckdb.connect(config=NO_EXTENSION_AUTOLOAD)
     try:
         connection.execute("SET TimeZone = 'UTC'")
         return connection.execute(sql, [files, *parameters]).df()
     finally:
         connection.close()
+
+
+def _is_new(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime < _NEW_FILE_S
+    except OSError:
+        return False
 
 
 def _where(table: str, filters: Filters) -> tuple[str, list[Any]]:

@@ -1,4 +1,9 @@
-"""Opening run files: lock errors, retries and the schema-version check."""
+"""Opening run files: lock errors, retries, damaged files and the schema-version check.
+
+Run files are opened with DuckDB's extension autoloading and autoinstalling off: a foreign file
+(an SQLite database renamed ``.duckdb``, say) must be reported as unreadable, never make DuckDB
+download an extension to read it.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ from omlab.bench.results.schema import SCHEMA_VERSION, SCHEMA_VERSION_TABLE
 
 _RETRY_PAUSE_S = 0.05
 
+#: DuckDB settings for every results connection: no extension is ever loaded or fetched implicitly.
+NO_EXTENSION_AUTOLOAD = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+
 
 class RunLockedError(RuntimeError):
     """The run file is held by a writer (another process, or this one with other settings)."""
@@ -18,6 +26,32 @@ class RunLockedError(RuntimeError):
 
 class ResultsSchemaError(RuntimeError):
     """The run file is not a results file this omlab can read (other schema version, or broken)."""
+
+
+class UnreadableRunError(ResultsSchemaError):
+    """The run file is damaged or is not a DuckDB database (truncated, corrupted, empty, foreign).
+
+    ``path`` is the file and ``problem`` says what is wrong with it, in one line."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"run file {path} is not a readable DuckDB file: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def describe_damage(error: BaseException) -> str:
+    """One line saying what DuckDB found wrong with a file (for :class:`UnreadableRunError`)."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    lowered = text.lower()
+    if "not a valid duckdb database" in lowered:
+        return "empty or not a DuckDB database file"
+    if "extension" in lowered:
+        return "not a DuckDB database file (another format)"
+    if "could not read enough bytes" in lowered:
+        return f"truncated ({text})"
+    if "corrupt" in lowered or "checksum" in lowered:
+        return f"corrupted ({text})"
+    return text
 
 
 def is_lock_error(error: BaseException) -> bool:
@@ -43,16 +77,17 @@ def open_run_file(path: Path, *, read_only: bool, lock_timeout: float = 0.0) -> 
     Raises:
         FileNotFoundError: ``read_only`` and the file does not exist.
         RunLockedError: Still locked after ``lock_timeout`` seconds.
+        UnreadableRunError: The file is damaged or not a DuckDB database.
     """
     if read_only and not path.is_file():
         raise FileNotFoundError(f"run file {path} does not exist")
     deadline = time.monotonic() + lock_timeout
     while True:
         try:
-            connection = duckdb.connect(str(path), read_only=read_only)
-        except (duckdb.IOException, duckdb.ConnectionException) as error:
+            connection = duckdb.connect(str(path), read_only=read_only, config=NO_EXTENSION_AUTOLOAD)
+        except duckdb.Error as error:
             if not is_lock_error(error):
-                raise
+                raise UnreadableRunError(path, describe_damage(error)) from error
             if time.monotonic() >= deadline:
                 raise RunLockedError(
                     f"run file {path} is held by a writer (another process, or this one with other "
@@ -77,6 +112,8 @@ def check_schema_version(connection: duckdb.DuckDBPyConnection, path: Path) -> i
             f"{path} is not an omlab results file (no {SCHEMA_VERSION_TABLE} table); it may be a "
             f"run whose writer died while creating it"
         ) from None
+    except duckdb.Error as error:
+        raise UnreadableRunError(path, describe_damage(error)) from error
     version = rows[0][0] if rows else None
     if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
         raise ResultsSchemaError(

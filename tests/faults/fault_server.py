@@ -1,0 +1,213 @@
+"""A local OpenAI-compatible server that answers with omlab's offline models and injects faults.
+
+``FaultServer(rate=0.2, seed=1)`` listens on 127.0.0.1 (a free port) and serves
+``POST …/chat/completions``: the request's ``model`` names an offline model (``observer``,
+``reflector``, ``reader``, ``judge``) that writes the reply. With probability ``rate`` a request
+gets a fault instead, drawn evenly from :data:`FAULTS`:
+
+* ``429`` / ``503``: an error status with ``retry-after-ms`` (what providers send when busy);
+* ``500``: an error status without a hint (the client backs off);
+* ``hang``: no reply for ``hang_s`` seconds, then the connection is closed;
+* ``malformed``: HTTP 200 with a body that is not JSON;
+* ``empty``: HTTP 200 with an empty message content;
+* ``loop``: HTTP 200 with a degenerate repetition loop.
+
+Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
+down after ``lifetime_s`` seconds even if nobody stops it. ``requests`` and ``faults`` count what it
+did (thread-safe). Seeded: the fault sequence depends only on ``seed`` and the request order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+from omlab.llm.offline import get_offline_model
+
+FAULTS = ("429", "500", "503", "hang", "malformed", "empty", "loop")
+LOOP_TEXT = "- The user said the very same thing again, and again, and again.\n" * 400
+
+
+class FaultServer:
+    """See the module docstring. Use as a context manager, or ``start()`` / ``stop()``."""
+
+    def __init__(
+        self,
+        *,
+        rate: float = 0.2,
+        seed: int = 0,
+        faults: tuple[str, ...] = FAULTS,
+        hang_s: float = 2.0,
+        max_requests: int = 2_000,
+        lifetime_s: float = 120.0,
+    ) -> None:
+        self.rate = rate
+        self.faults_enabled = faults
+        self.hang_s = hang_s
+        self.max_requests = max_requests
+        self.lifetime_s = lifetime_s
+        self.requests = 0
+        self.faults: Counter[str] = Counter()
+        self.by_model: Counter[str] = Counter()
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def url(self) -> str:
+        """The base URL to give litellm as ``api_base``."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> FaultServer:
+        serve = threading.Thread(target=self._server.serve_forever, name="fault-server", daemon=True)
+        timer = threading.Thread(target=self._expire, name="fault-server-timer", daemon=True)
+        self._threads = [serve, timer]
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        if not self._stopped.is_set():
+            self._stopped.set()
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _expire(self) -> None:
+        if not self._stopped.wait(self.lifetime_s):
+            self.stop()
+
+    def _draw(self, model: str) -> str | None:
+        with self._lock:
+            self.requests += 1
+            self.by_model[model] += 1
+            if self.requests > self.max_requests:
+                self.faults["over-budget"] += 1
+                return "503"
+            if self._rng.random() >= self.rate:
+                return None
+            fault = self._rng.choice(self.faults_enabled)
+            self.faults[fault] += 1
+            return fault
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                model = str(body.get("model", "")).split("/")[-1]
+                fault = server._draw(model)
+                if fault in ("429", "503"):
+                    self._send(int(fault), {"error": {"message": f"fault {fault}"}}, {"retry-after-ms": "20"})
+                elif fault == "500":
+                    self._send(500, {"error": {"message": "fault 500"}})
+                elif fault == "hang":
+                    server._stopped.wait(server.hang_s)
+                    self.close_connection = True
+                elif fault == "malformed":
+                    self._raw(200, b'{"choices": [{"message": ')
+                elif fault == "empty":
+                    self._send(200, _completion(model, ""))
+                elif fault == "loop":
+                    self._send(200, _completion(model, LOOP_TEXT))
+                else:
+                    result = get_offline_model(model).generate(
+                        body.get("messages", []),
+                        max_output_tokens=body.get("max_tokens"),
+                        temperature=body.get("temperature"),
+                    )
+                    self._send(200, _completion(model, result.text, result.input_tokens, result.output_tokens))
+
+            def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+                self._raw(status, json.dumps(payload).encode(), headers)
+
+            def _raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    pass
+
+        return Handler
+
+
+def _completion(model: str, text: str, input_tokens: int = 10, output_tokens: int = 1) -> dict[str, Any]:
+    return {
+        "id": f"fault-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": input_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        },
+    }
+
+
+def fault_suite(url: str, *, name: str = "faulty", seeds: str = "[11, 12]", timeout_s: float = 1.0) -> str:
+    """A tiny suite whose four roles all go through the fault server at ``url`` (litellm's
+    OpenAI provider), with a short per-request timeout so a hang costs little."""
+    roles = {"observer": "observer", "reflector": "reflector", "actor": "reader", "judge": "judge"}
+    models = "\n".join(
+        f'{role} = {{ model = "openai/{offline}", modelSettings = {{ api_base = "{url}", api_key = "fault-key" }} }}'
+        for role, offline in roles.items()
+    )
+    prices = "\n".join(
+        f'"openai/{offline}" = {{ input_per_mtok = 0.3, output_per_mtok = 2.5 }}' for offline in roles.values()
+    )
+    return f"""
+[suite]
+name = "{name}"
+
+[dataset]
+kind = "synthetic"
+seeds = {seeds}
+target_tokens = 4000
+n_questions = 4
+
+[engine]
+observation = {{ messageTokens = 1200, bufferTokens = 0.25, blockAfter = 1.2, failurePolicy = "continue" }}
+reflection = {{ observationTokens = 1500 }}
+
+[models]
+{models}
+
+[models.prices]
+{prices}
+
+[latency]
+default = {{ kind = "fixed", seconds = 4 }}
+
+[cache]
+mode = "off"
+prepared = true  # the final memory of each conversation, for the message accounting
+
+[retry]
+timeout = {timeout_s}
+deadline = 60
+backoff = 0.05
+"""
