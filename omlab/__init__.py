@@ -1,7 +1,7 @@
 """omlab: a research toolkit for Observational Memory.
 
-``from omlab import ObservationalMemory, ModelByInputTokens`` gives the engine and the token-tier
-model selector. Importing omlab sets offline-safe defaults (litellm's bundled price map, tiktoken's
+``from omlab import ObservationalMemory, ModelByInputTokens, Extractor, WorkingMemoryExtractor``
+gives the engine, the token-tier model selector and the extractors, under the seed's names. Importing omlab sets offline-safe defaults (litellm's bundled price map, tiktoken's
 bundled BPE files) without overriding anything the user set.
 """
 
@@ -26,15 +26,31 @@ _EXPORTS = {
     "Part": "omlab.engine.messages",
     "ModelClient": "omlab.llm.client",
     "VirtualClock": "omlab.engine.clock",
+    "Extractor": "omlab.engine.extractors",
+    "WorkingMemoryExtractor": "omlab.engine.extractors",
+    "StepResult": "omlab.engine.memory",
+    "ObservationalMemoryError": "omlab.engine.memory",
+    "Status": "omlab.engine.status",
+    "DataPart": "omlab.engine.events",
+    "DebugEvent": "omlab.engine.events",
+    "ObserverError": "omlab.engine.errors",
+    "DegenerateObserverOutputError": "omlab.engine.errors",
+    "EmptyObserverOutputError": "omlab.engine.errors",
+    "InputTooLargeError": "omlab.llm.spec",
+    "ModelSpecError": "omlab.llm.spec",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from omlab.engine.clock import VirtualClock
     from omlab.engine.config import ConfigError, OMConfig
-    from omlab.engine.memory import ObservationalMemory, SyncObservationalMemory
+    from omlab.engine.errors import DegenerateObserverOutputError, EmptyObserverOutputError, ObserverError
+    from omlab.engine.events import DataPart, DebugEvent
+    from omlab.engine.extractors import Extractor, WorkingMemoryExtractor
+    from omlab.engine.memory import ObservationalMemory, ObservationalMemoryError, StepResult, SyncObservationalMemory
     from omlab.engine.messages import Message, Part
+    from omlab.engine.status import Status
     from omlab.llm.client import ModelClient
-    from omlab.llm.spec import ModelByInputTokens, ModelWithRetries
+    from omlab.llm.spec import InputTooLargeError, ModelByInputTokens, ModelSpecError, ModelWithRetries
 
 
 def __getattr__(name: str) -> Any:
@@ -49,13 +65,25 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ConfigError",
+    "DataPart",
+    "DebugEvent",
+    "DegenerateObserverOutputError",
+    "EmptyObserverOutputError",
+    "Extractor",
+    "InputTooLargeError",
     "Message",
     "ModelByInputTokens",
     "ModelClient",
+    "ModelSpecError",
     "ModelWithRetries",
     "OMConfig",
     "ObservationalMemory",
+    "ObservationalMemoryError",
+    "ObserverError",
     "Part",
+    "Status",
+    "StepResult",
     "SyncObservationalMemory",
     "VirtualClock",
+    "WorkingMemoryExtractor",
 ]

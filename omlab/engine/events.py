@@ -63,13 +63,63 @@ class DataPart:
 
 @dataclass(slots=True)
 class DebugEvent:
-    """An ``onDebugEvent`` event (``ObservationDebugEvent`` in the reference)."""
+    """An ``onDebugEvent`` event (``ObservationDebugEvent`` in the reference).
+
+    Every field reads by its documented camelCase name or in snake_case, as an attribute or an
+    item: ``event.pendingTokens``, ``event.pending_tokens``, ``event["threadId"]``.
+    """
 
     type: str
     timestamp: datetime
     thread_id: str | None
     resource_id: str | None
     fields: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: a camelCase name, or a snake_case field name
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name == "threadId":
+            return self.thread_id
+        if name == "resourceId":
+            return self.resource_id
+        fields = object.__getattribute__(self, "fields")
+        if name in fields:
+            return fields[name]
+        camel = _camel(name)
+        if camel in fields:
+            return fields[camel]
+        raise AttributeError(f"debug event {self.type!r} has no field {name!r} (it has {sorted(fields)})")
+
+    def __getitem__(self, name: str) -> Any:
+        if name in ("type", "timestamp", "thread_id", "resource_id"):
+            return getattr(self, name)
+        try:
+            return self.__getattr__(name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The field ``name`` (either spelling), or ``default``."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as the reference's camelCase object."""
+        return {
+            "type": self.type,
+            "timestamp": self.timestamp,
+            "threadId": self.thread_id,
+            "resourceId": self.resource_id,
+            **self.fields,
+        }
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 DataListener = Callable[[DataPart], None]

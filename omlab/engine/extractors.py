@@ -143,8 +143,8 @@ class Extractor:
 
     def __init__(
         self,
-        name: str,
-        instructions: str | Callable[[ExtractorContext], str],
+        name: str | Mapping[str, Any],
+        instructions: str | Callable[[ExtractorContext], str] = _NOT_GIVEN,  # type: ignore[assignment]
         schema: Any = None,
         *,
         include_previous_extraction: bool = _NOT_GIVEN,
@@ -152,6 +152,24 @@ class Extractor:
         on_extracted: Callable[[dict[str, Any]], Any] | None = _NOT_GIVEN,
         **camel_case: Any,
     ) -> None:
+        if isinstance(name, Mapping):
+            # the documented form: Extractor({"name": ..., "instructions": ..., "schema": ...})
+            if instructions is not _NOT_GIVEN or schema is not None:
+                raise ConfigError("Extractor", "give the options either as one object or as arguments, not both")
+            options = dict(name)
+            unknown = set(options) - {"name", "instructions", "schema", *_CAMEL_ALIASES, *_CAMEL_ALIASES.values()}
+            if unknown:
+                raise ConfigError(f"Extractor.{min(unknown)}", "unknown option")
+            Extractor.__init__(
+                self,
+                options.pop("name", None),
+                options.pop("instructions", None),
+                options.pop("schema", None),
+                **options,
+            )
+            return
+        if instructions is _NOT_GIVEN:
+            raise ConfigError("Extractor.instructions", "is required")
         given = {
             "include_previous_extraction": include_previous_extraction,
             "metadata_key_path": metadata_key_path,
