@@ -32,12 +32,13 @@ def observation_system_messages(
     extra_instructions: str | None = None,
     groups: bool = False,
 ) -> list[ChatMessage]:
-    """The system messages that carry the observation log (empty when there is no log).
+    """The system messages that carry the observation log.
 
     ``groups``: the log holds retrieval-mode observation groups, rendered as headings with their
-    message ranges for the recall tool."""
+    message ranges for the recall tool. With no log yet, only ``extra_instructions`` (the recall
+    guidance) is sent, so the actor can browse raw history from the first message."""
     if not active_observations.strip():
-        return []
+        return [_system(extra_instructions)] if extra_instructions else []
     prompt = f"{CONTEXT_PROMPT}\n\n{CONTEXT_INSTRUCTIONS}"
     if extra_instructions:
         prompt += f"\n\n{extra_instructions}"

@@ -60,7 +60,16 @@ from omlab.storage import open_storage
 
 log = logging.getLogger("omlab.engine")
 
-_ENGINE_ONLY_OPTIONS = ("client", "clock", "scheduler", "token_counter", "timezone", "on_event", "embedder")
+_ENGINE_ONLY_OPTIONS = (
+    "client",
+    "clock",
+    "scheduler",
+    "token_counter",
+    "timezone",
+    "on_event",
+    "embedder",
+    "keyword_search",
+)
 
 
 _PENDING_STATUS: Any = None  # a step's status is computed once, at its end
@@ -119,7 +128,9 @@ class ObservationalMemory:
     arguments: ``client`` (a :class:`~omlab.llm.client.ModelClient`), ``scheduler`` (live by
     default; a :class:`~omlab.engine.scheduler.VirtualScheduler` for replays), ``clock`` (the
     scheduler's clock when a scheduler is given), ``token_counter``, ``timezone`` (the IANA zone
-    used to date observations) and ``on_event`` (a listener for ``data-om-*`` parts).
+    used to date observations), ``on_event`` (a listener for ``data-om-*`` parts) and
+    ``keyword_search`` (omlab extension: with ``retrieval`` but no ``vector``, offer the recall
+    tool's ``search`` mode over a keyword (BM25) index; off by default, as documented).
 
     All methods are coroutines; :meth:`sync` returns a blocking facade for scripts.
     """
@@ -172,7 +183,8 @@ class ObservationalMemory:
                         "to a list of vectors, e.g. omlab.llm.embeddings.litellm_embedder('openai/text-embedding-3-small'))",
                     )
                 self.search_index = EmbeddingSearchIndex(embedder)
-            else:
+            elif engine_args.get("keyword_search"):
+                # omlab extension: BM25 over raw messages, for runs without an embedder
                 self.search_index = KeywordSearchIndex()
         self._live: dict[str, LiveMemory] = {}
 
@@ -399,7 +411,7 @@ class ObservationalMemory:
         instructions = None
         if retrieval is not None:
             instructions = retrieval_instructions(
-                retrieval.scope, vector=retrieval.vector, custom=retrieval.instructions
+                retrieval.scope, vector=self.search_index is not None, custom=retrieval.instructions
             )
         raw = live.unobserved
         others = None

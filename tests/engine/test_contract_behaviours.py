@@ -364,3 +364,31 @@ async def test_router_tiers_may_be_model_config_objects_and_markers_show_the_rou
     ]
     shown = repr(router) + repr(om.config) + json.dumps(om.config.to_dict(), default=str) + repr(parts)
     assert secret not in shown and "object at 0x" not in shown
+
+
+# --- retrieval: instructions from the first message; search only when it can run -----------
+
+
+async def test_recall_instructions_are_in_the_context_before_any_observation():
+    om = ObservationalMemory({"model": "omlab/observer", "retrieval": True})
+    await om.add_messages("t", [Message.of("user", "Hi, remember our trip?", START)], resource_id="r")
+    context = await om.build_context("t", current_date=START)
+    system = [m["content"] for m in context if m["role"] == "system"]
+    assert system and "recall" in system[0] and 'mode="threads"' in system[0]
+    assert context[-1] == {"role": "user", "content": "Hi, remember our trip?"}
+
+
+async def test_search_mode_is_offered_only_when_it_can_run():
+    om = ObservationalMemory({"model": "omlab/observer", "retrieval": True})
+    await om.add_messages("t", [Message.of("user", "Hi", START)], resource_id="r")
+    tool = om.recall_tool("t")
+    assert tool.schema["function"]["parameters"]["properties"]["mode"]["enum"] == ["messages", "threads"]
+    context = await om.build_context("t", current_date=START)
+    assert 'mode="search"' not in context[0]["content"]
+    assert "not available" in tool.run({"mode": "search", "query": "hi"})["error"]
+
+    extended = ObservationalMemory({"model": "omlab/observer", "retrieval": True}, keyword_search=True)
+    await extended.add_messages("t", [Message.of("user", "Hi", START)], resource_id="r")
+    assert "search" in extended.recall_tool("t").schema["function"]["parameters"]["properties"]["mode"]["enum"]
+    context = await extended.build_context("t", current_date=START)
+    assert 'mode="search"' in context[0]["content"]
