@@ -15,8 +15,10 @@ The one quirk not reproduced: a JavaScript pattern with the ``g``/``y`` flag kee
 between ``test`` calls and so matches only some of the time. Python patterns are stateless, so a
 custom config always behaves like the flag-less JavaScript pattern.
 
-Speed: the estimate only needs the non-whitespace pieces, found with one compiled regex; repeated
-pieces (most words in prose) are priced once per call through a ``Counter``.
+Speed: the estimate only needs the non-whitespace pieces, found with one compiled regex. Under
+the default options a piece's price depends on the piece alone, so prices are memoised across
+calls in a bounded dictionary (most words of a conversation recur): the sum is then one ``map``
+of dictionary look-ups.
 """
 
 from __future__ import annotations
@@ -157,6 +159,30 @@ class _Pricer:
         return math.ceil(length / self.ratio_for(segment))
 
 
+SEGMENT_MEMO_SIZE = 262_144
+"""Pieces whose default-option price is remembered; the memo is emptied when it is full."""
+
+
+class _SegmentPrices(dict[str, int]):
+    """Prices of pieces under one :class:`_Pricer`, computed on first look-up and remembered."""
+
+    __slots__ = ("_price",)
+
+    def __init__(self, price: _Pricer) -> None:
+        super().__init__()
+        self._price = price
+
+    def __missing__(self, segment: str) -> int:
+        cost = self._price(segment)
+        if len(self) >= SEGMENT_MEMO_SIZE:
+            self.clear()
+        self[segment] = cost
+        return cost
+
+
+_DEFAULT_PRICES = _SegmentPrices(_Pricer(DEFAULT_CHARS_PER_TOKEN, None))
+
+
 def estimate_token_count(
     text: str | None,
     *,
@@ -170,6 +196,9 @@ def estimate_token_count(
     """
     if not text:
         return 0
+    if language_configs is None and default_chars_per_token == DEFAULT_CHARS_PER_TOKEN:
+        # bool is an int: True == 1, never the default, so it still reaches the check in _Pricer
+        return sum(map(_DEFAULT_PRICES.__getitem__, _PRICED_SEGMENT_RE.findall(text)))
     price = _Pricer(default_chars_per_token, language_configs)
     segments = _PRICED_SEGMENT_RE.findall(text)
     if len(segments) < 64:

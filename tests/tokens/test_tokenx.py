@@ -319,3 +319,15 @@ def test_one_megabyte_of_prose_is_fast():
     started = time.perf_counter()
     estimate_token_count(text)
     assert time.perf_counter() - started < 1.0
+
+
+def test_memoised_default_prices_stay_exact_when_the_memo_fills_up(monkeypatch):
+    from omlab.tokens import tokenx
+
+    monkeypatch.setattr(tokenx, "SEGMENT_MEMO_SIZE", 3)
+    monkeypatch.setattr(tokenx, "_DEFAULT_PRICES", tokenx._SegmentPrices(tokenx._Pricer(6, None)))
+    texts = [ENGLISH, "Die pünktliche Abfahrt 2024 ...", "東京タワー 😀 naïve café", ENGLISH, "a" * 50]
+    # the explicit defaults take the unmemoised path: same prices, computed afresh every call
+    expected = [estimate_token_count(text, language_configs=DEFAULT_LANGUAGE_CONFIGS) for text in texts]
+    assert [estimate_token_count(text) for text in texts] == expected
+    assert 0 < len(tokenx._DEFAULT_PRICES) <= 3
