@@ -485,5 +485,10 @@ def commit_generation(om: ObservationalMemory, live: LiveMemory, observations: s
     om.storage.save_record(new)
     old.superseded_by = new.id
     old.updated_at = now
+    # a retired generation holds no pending work: its buffered reflection is consumed or stale
+    old.buffered_reflection = None
+    old.buffered_reflection_tokens = 0
+    old.buffered_reflection_input_tokens = 0
+    old.reflected_observation_line_count = 0
     om.storage.save_record(old)
     live.record = new

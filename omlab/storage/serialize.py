@@ -25,6 +25,7 @@ keys) raises ``TypeError`` naming where it was found, rather than being silently
 from __future__ import annotations
 
 import base64
+import json
 import math
 from datetime import datetime
 from typing import Any
@@ -312,8 +313,58 @@ def chunk_to_dict(chunk: BufferedChunk) -> dict[str, Any]:
     }
 
 
+#: the camelCase spellings other tools (the reference engine) write for chunk fields
+_CHUNK_CAMEL = {
+    "cycleId": "cycle_id",
+    "tokenCount": "token_count",
+    "messageIds": "message_ids",
+    "messageTokens": "message_tokens",
+    "lastObservedAt": "last_observed_at",
+    "createdAt": "created_at",
+    "suggestedContinuation": "suggested_continuation",
+    "currentTask": "current_task",
+    "threadTitle": "thread_title",
+}
+
+
+def _loaded_json(value: Any) -> Any:
+    """A value that may have been stored as JSON text, decoded (other text is kept as is)."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{", "n"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def chunks_from_stored(value: Any) -> list[BufferedChunk]:
+    """A record's ``buffered_chunks`` in any shape a tool may have stored: a list, ``null``, JSON
+    text of either, or a single chunk object."""
+    value = _loaded_json(value)
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        raise TypeError(f"buffered_chunks must be a list of chunk objects, got {type(value).__name__}")
+    return [chunk_from_dict(_loaded_json(chunk)) for chunk in value]
+
+
+def _message_ids(value: Any) -> list[str]:
+    value = _loaded_json(value)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(mid) for mid in value]
+
+
 def chunk_from_dict(data: dict[str, Any]) -> BufferedChunk:
-    """Rebuild a :class:`BufferedChunk` from :func:`chunk_to_dict` output."""
+    """Rebuild a :class:`BufferedChunk` from :func:`chunk_to_dict` output (camelCase keys, as the
+    reference stores them, are read too)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"a buffered chunk must be an object, got {type(data).__name__}")
+    data = {_CHUNK_CAMEL.get(key, key): value for key, value in data.items()}
     _check_keys(data, _CHUNK_KEYS, "BufferedChunk")
     _require(
         data,
@@ -332,7 +383,7 @@ def chunk_from_dict(data: dict[str, Any]) -> BufferedChunk:
         cycle_id=data["cycle_id"],
         observations=data["observations"],
         token_count=data["token_count"],
-        message_ids=list(data["message_ids"]),
+        message_ids=_message_ids(data["message_ids"]),
         message_tokens=data["message_tokens"],
         last_observed_at=datetime.fromisoformat(data["last_observed_at"]),
         created_at=datetime.fromisoformat(data["created_at"]),
@@ -399,7 +450,7 @@ def record_from_dict(data: dict[str, Any]) -> ObservationRecord:
     if "observed_message_ids" in data:
         kwargs["observed_message_ids"] = list(data["observed_message_ids"])
     if "buffered_chunks" in data:
-        kwargs["buffered_chunks"] = [chunk_from_dict(chunk) for chunk in data["buffered_chunks"]]
+        kwargs["buffered_chunks"] = chunks_from_stored(data["buffered_chunks"])
     if "config" in data:
         kwargs["config"] = decode_value(data["config"])
     if "metadata" in data:

@@ -10,7 +10,6 @@ from conversation_factory import make_conversation
 
 from omlab import ModelByInputTokens, ObservationalMemory, OMConfig
 from omlab.engine.clock import VirtualClock
-from omlab.engine.errors import DegenerateObserverOutputError, ObserverError
 from omlab.engine.messages import Message, Part
 from omlab.engine.observation_text import parse_observer_output
 from omlab.engine.scheduler import FixedLatency, VirtualScheduler
@@ -19,6 +18,7 @@ from omlab.engine.ttl import activation_ttl_ms, provider_cache_ttl_ms
 from omlab.llm.offline import register_offline_model
 from omlab.llm.offline.base import OfflineResult
 from omlab.storage import open_storage
+from omlab.storage.serialize import record_from_dict
 
 # --- <current-task> ends only at a closing tag at the start (or end) of a line ---------------
 
@@ -289,6 +289,8 @@ register_offline_model(LoopingObserver.name, LoopingObserver)
 
 @pytest.mark.parametrize("mode", ["sync", "buffered", "resource"])
 async def test_a_degenerate_observer_reply_reaches_the_end_hook_and_the_failed_part(mode):
+    from omlab.engine.errors import DegenerateObserverOutputError, ObserverError  # new in this change
+
     ends = []
     observation = {"model": f"omlab/{LoopingObserver.name}", "messageTokens": 1_000, "failurePolicy": "continue"}
     observation.update(bufferTokens=0.2) if mode == "buffered" else observation.update(bufferTokens=False)
@@ -392,3 +394,64 @@ async def test_search_mode_is_offered_only_when_it_can_run():
     assert "search" in extended.recall_tool("t").schema["function"]["parameters"]["properties"]["mode"]["enum"]
     context = await extended.build_context("t", current_date=START)
     assert 'mode="search"' in context[0]["content"]
+
+
+# --- superseded generations and stored chunks in other shapes -------------------------------
+
+
+async def test_a_superseded_generation_keeps_no_buffered_reflection_state():
+    clock, parts = VirtualClock(START), []
+    om = ObservationalMemory(
+        {
+            "observation": {"model": "omlab/observer", "messageTokens": 1_500, "bufferTokens": 0.2},
+            "reflection": {"model": "omlab/reflector", "observationTokens": 1_200},
+        },
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
+    )
+    await _replay_steady(om, clock, make_conversation(40_000, seed=7))
+    history = await om.get_history("t")
+    retired = [r for r in history if r.superseded_by]
+    assert retired, "the conversation reflected at least once"
+    assert any(p.type == "data-om-buffering-end" and p.data["operationType"] == "reflection" for p in parts)
+    for record in retired:
+        assert record.buffered_reflection is None
+        assert record.buffered_reflection_tokens == record.buffered_reflection_input_tokens == 0
+        assert record.reflected_observation_line_count == 0
+
+
+def _stored_record(**chunk_field):
+    return {
+        "id": "omr-x",
+        "scope": "thread",
+        "thread_id": "t",
+        "created_at": "2025-03-03T00:00:00+00:00",
+        "updated_at": "2025-03-03T00:00:00+00:00",
+        **chunk_field,
+    }
+
+
+_REFERENCE_CHUNK = {
+    "cycleId": "buf-1",
+    "id": "chunk-1",
+    "observations": "* 🔴 (10:00) User likes tea",
+    "tokenCount": 9,
+    "messageIds": ["m1", "m2"],
+    "messageTokens": 120,
+    "lastObservedAt": "2025-03-03T10:00:00.001Z",
+    "createdAt": "2025-03-03T10:00:05.000Z",
+}
+
+
+def test_stored_chunk_fields_in_other_shapes_load():
+    assert record_from_dict(_stored_record(buffered_chunks=None)).buffered_chunks == []
+    assert record_from_dict(_stored_record(buffered_chunks="null")).buffered_chunks == []
+    assert record_from_dict(_stored_record(buffered_chunks="[]")).buffered_chunks == []
+    (single,) = record_from_dict(_stored_record(buffered_chunks=_REFERENCE_CHUNK)).buffered_chunks
+    assert single.cycle_id == "buf-1" and single.message_ids == ["m1", "m2"] and single.token_count == 9
+    (text,) = record_from_dict(_stored_record(buffered_chunks=json.dumps([_REFERENCE_CHUNK]))).buffered_chunks
+    assert text.message_tokens == 120 and text.last_observed_at.year == 2025
+    odd_ids = {**_REFERENCE_CHUNK, "messageIds": json.dumps(["m3"])}
+    assert record_from_dict(_stored_record(buffered_chunks=[odd_ids])).buffered_chunks[0].message_ids == ["m3"]
+    no_ids = {**_REFERENCE_CHUNK, "messageIds": None}
+    assert record_from_dict(_stored_record(buffered_chunks=[no_ids])).buffered_chunks[0].message_ids == []
