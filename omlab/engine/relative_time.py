@@ -25,6 +25,11 @@ date going backwards): 2–6 → ``[N days later]``, 7–13 → ``[1 week later]
 ``[N weeks later]``, 30–59 → ``[1 month later]``, ≥ 60 → ``[N months later]`` (N = days // 30,
 also past a year).
 
+Range headers (``Date: Aug 13–27, 2024``) are dated by their first day; the gap before the next
+header is counted from their last day. A full date written inside an observation line gets the
+relative time after it, like a header (omlab; the reference annotates only headers and inline
+``(meaning …)``).
+
 The function is idempotent: an annotated header, an annotated inline date and an existing gap
 line are recognised and left alone, so applying it twice changes nothing.
 """
@@ -58,6 +63,8 @@ _MONTHS = {
 _MONTHS["sept"] = 9
 
 _VAGUE_DAY = {"early": 7, "mid": 15, "late": 23}
+#: "early/mid/late 2023": the same fractions of a year as 7/15/23 of a month
+_VAGUE_MONTH_OF_YEAR = {"early": 3, "mid": 7, "late": 10}
 
 _FUTURE_INTENT = re.compile(
     r"\bwill\s+(?:be\s+)?\w+"
@@ -66,17 +73,46 @@ _FUTURE_INTENT = re.compile(
     re.IGNORECASE,
 )
 
-_INLINE_DATE = re.compile(r"\((estimated|meaning)\s+([^)]+[0-9]{4})\)", re.IGNORECASE)
-_SIMPLE_DATE = re.compile(r"([A-Z][a-z]+)\s+([0-9]{1,2}),?\s+([0-9]{4})")
-_DAY_RANGE = re.compile(r"([A-Z][a-z]+)\s+([0-9]{1,2})\s*[-–]\s*[0-9]{1,2},?\s+([0-9]{4})")
+# "(meaning Mar 22, 2025)", "(meaning Mar 22, 2025 at 18:08)", "(estimated 2023)"
+_CLOCK_TIME = r"(?:,?\s+(?:at\s+)?[0-9]{1,2}:[0-9]{2}(?:\s*[AaPp]\.?[Mm]\.?)?)?"
+_INLINE_DATE = re.compile(rf"\((estimated|meaning)\s+([^)]*?[0-9]{{4}}{_CLOCK_TIME})\)", re.IGNORECASE)
+_DASH = r"\s*(?:[-–—]|to|until|through)\s*"
+_SIMPLE_DATE = re.compile(r"([A-Z][a-z]+)\.?\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})")
+# "Aug 13–27, 2024" and "Aug 28 – Sep 3, 2024": the range start
+_DAY_RANGE = re.compile(
+    rf"([A-Z][a-z]+)\.?\s+([0-9]{{1,2}})(?:st|nd|rd|th)?{_DASH}(?:[A-Z][a-z]+\.?\s+)?[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+([0-9]{{4}})"
+)
 _VAGUE_DATE = re.compile(
     r"(late|early|mid)[- ]?(?:to[- ]?(?:late|early|mid)[- ]?)?([A-Z][a-z]+)\s+([0-9]{4})", re.IGNORECASE
 )
-_MONTH_RANGE = re.compile(r"([A-Z][a-z]+)\s+to\s+(?:early\s+)?([A-Z][a-z]+)\s+([0-9]{4})", re.IGNORECASE)
+# "April to May 2023", "late April to early May 2023", "April–May 2023": the range start
+_MONTH_RANGE = re.compile(
+    rf"(?:(late|early|mid)[- ]?)?([A-Z][a-z]+){_DASH}(?:(?:late|early|mid)[- ]?)?([A-Z][a-z]+)\s+([0-9]{{4}})",
+    re.IGNORECASE,
+)
+_MONTH_YEAR = re.compile(r"\b([A-Z][a-z]+)\.?\s+([0-9]{4})\b")
+_YEAR = re.compile(r"(?:\b(late|early|mid)[- ]?)?\b((?:1[89]|2[0-9])[0-9]{2})\b", re.IGNORECASE)
+_YEAR_LEAD_IN = re.compile(
+    r"(?:(?:sometime|some time|around|circa|about|during|throughout)\s+)?(?:in\s*)?(?:the\s+year(?:\s+of)?\s*)?",
+    re.IGNORECASE,
+)
+_MONTH_NAME = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+# a full date written inside an observation line, single or a range
+_LINE_DATE = re.compile(
+    rf"\b{_MONTH_NAME}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?"
+    rf"(?:(?:{_DASH})(?:{_MONTH_NAME}\s+)?[0-9]{{1,2}}(?:st|nd|rd|th)?)?,?\s+[0-9]{{4}}\b"
+    rf"(?:{_DASH}{_MONTH_NAME}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+[0-9]{{4}}\b)?"
+)
+_PARENTHESISED = re.compile(r"\([^()]*\)")
 
 _RELATIVE_WORDING = r"today|yesterday|tomorrow|[0-9]+ (?:day|week|month|year)s? ago|in [0-9]+ (?:day|week|month|year)s?"
+_ALREADY_RELATIVE = re.compile(rf"[ \t]*\((?:{_RELATIVE_WORDING})\)")
+# "Date: May 1, 2023", and range headers "Date: Aug 13–27, 2024", "Date: Aug 28 – Sep 3, 2024",
+# "Date: Aug 28, 2024 – Sep 3, 2024"
 _HEADER = re.compile(
-    rf"^(Date:[ \t]*)([A-Z][a-z]+ [0-9]{{1,2}}, [0-9]{{4}})( \((?:{_RELATIVE_WORDING})\))?$", re.MULTILINE
+    rf"^(Date:[ \t]*)([A-Z][a-z]+ [0-9]{{1,2}}(?:[ \t]*[-–—][ \t]*(?:[A-Z][a-z]+ )?[0-9]{{1,2}})?, [0-9]{{4}}"
+    rf"(?:[ \t]*[-–—][ \t]*[A-Z][a-z]+ [0-9]{{1,2}}, [0-9]{{4}})?)( \((?:{_RELATIVE_WORDING})\))?$",
+    re.MULTILINE,
 )
 _GAP_LINE = re.compile(r"\[(?:[0-9]+ days|1 week|[0-9]+ weeks|1 month|[0-9]+ months) later\]")
 
@@ -135,25 +171,42 @@ def _make_date(month_name: str, day: int, year: str) -> date | None:
 def parse_date_from_content(content: str) -> date | None:
     """Read the date an inline ``(meaning …)`` / ``(estimated …)`` annotation refers to.
 
-    Accepted, tried in this order: "May 30, 2023"; "May 27-28, 2023" (the first day);
-    "early/mid/late April 2023" (day 7/15/23, also "mid-to-late May 2023" → 15); "April to May
-    2023" (the 1st of the second month). Month names may be full, three-letter or "Sept".
-    Anything else (including years such as "20XX", or a day the month lacks) gives None.
+    A range or a period means its start. Tried in this order: "Aug 13–27, 2024" and "Aug 28 –
+    Sep 3, 2024" (the first day); "May 30, 2023" (a clock time after it is ignored); "April to May
+    2023" and "late April to early May 2023" (the first month: its 1st, or day 7/15/23 with
+    early/mid/late); "early/mid/late April 2023" (day 7/15/23, also "mid-to-late May 2023" → 15);
+    "May 2023" (the 1st); "early/mid/late 2023" (Mar 1 / Jul 1 / Oct 1); "2023" (Jan 1). Month
+    names may be full, three-letter or "Sept". Anything else (years such as "20XX", a day the
+    month lacks) gives None.
     """
-    for pattern in (_SIMPLE_DATE, _DAY_RANGE):
+    for pattern in (_DAY_RANGE, _SIMPLE_DATE):
         match = pattern.search(content)
         if match:
             parsed = _make_date(match.group(1), int(match.group(2)), match.group(3))
             if parsed:
                 return parsed
+    match = _MONTH_RANGE.search(content)
+    if match and match.group(2).lower() in _MONTHS and match.group(3).lower() in _MONTHS:
+        day = _VAGUE_DAY[match.group(1).lower()] if match.group(1) else 1
+        parsed = _make_date(match.group(2), day, match.group(4))
+        if parsed:
+            return parsed
     match = _VAGUE_DATE.search(content)
     if match:
         parsed = _make_date(match.group(2), _VAGUE_DAY[match.group(1).lower()], match.group(3))
         if parsed:
             return parsed
-    match = _MONTH_RANGE.search(content)
+    match = _MONTH_YEAR.search(content)
     if match:
-        return _make_date(match.group(2), 1, match.group(3))
+        parsed = _make_date(match.group(1), 1, match.group(2))
+        if parsed:
+            return parsed
+    match = _YEAR.search(content)
+    rest = (content[: match.start()] + content[match.end() :]) if match else ""
+    # a year alone, at most with a vague lead-in ("sometime in 2023"); "Feb 30, 2023" is no year
+    if match and _YEAR_LEAD_IN.fullmatch(rest.strip()):
+        month = _VAGUE_MONTH_OF_YEAR[match.group(1).lower()] if match.group(1) else 1
+        return date(int(match.group(2)), month, 1)
     return None
 
 
@@ -215,12 +268,12 @@ def add_relative_time(text: str, current_date: date | datetime) -> str:
     last_end = 0
     previous: date | None = None
     for match in _HEADER.finditer(expanded):
-        month, day, year = match.group(2).replace(",", "").split(" ")
-        header_date = _make_date(month, int(day), year)
-        if header_date is None:
+        span = _header_span(match.group(2))
+        if span is None:
             continue
+        header_date, header_end = span
         before = expanded[last_end : match.start()]
-        pieces.append(before)
+        pieces.append(_annotate_line_dates(before, today))
         gap = format_gap((header_date - previous).days) if previous else None
         if gap and not _follows_gap_line(expanded, match.start()):
             pieces.append(f"\n{gap}\n\n")
@@ -229,6 +282,52 @@ def add_relative_time(text: str, current_date: date | datetime) -> str:
         else:
             pieces.append(f"{match.group(1)}{match.group(2)} ({format_relative_days((today - header_date).days)})")
         last_end = match.end()
-        previous = header_date
-    pieces.append(expanded[last_end:])
+        previous = header_end
+    pieces.append(_annotate_line_dates(expanded[last_end:], today))
     return "".join(pieces)
+
+
+def _header_span(text: str) -> tuple[date, date] | None:
+    """First and last day of a ``Date:`` header: one day, or a range ("Aug 13–27, 2024")."""
+    start = parse_date_from_content(text)
+    if start is None:
+        return None
+    pieces = re.split(r"\s*[-–—]\s*", text, maxsplit=1)
+    if len(pieces) == 1:
+        return start, start
+    tail = pieces[1]
+    end = parse_date_from_content(tail) if re.search(r"[A-Z][a-z]+", tail) else None
+    if end is None:
+        day = re.match(r"([0-9]{1,2})", tail)
+        end = date(start.year, start.month, int(day.group(1))) if day and int(day.group(1)) >= start.day else None
+    if end is None or end < start:
+        return start, start
+    return start, end
+
+
+def _annotate_line_dates(text: str, today: date) -> str:
+    """Full dates written inside observation lines ("flight on Aug 13, 2024") get the relative
+    time after them, as ``Date:`` headers do; dates inside parentheses (the inline ``(meaning …)``
+    annotations), header lines and already annotated dates are left alone."""
+    if not _LINE_DATE.search(text):
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith("Date:") or not _LINE_DATE.search(line):
+            continue
+        shielded = [m.span() for m in _PARENTHESISED.finditer(line)]
+        out, position = [], 0
+        for match in _LINE_DATE.finditer(line):
+            if any(start <= match.start() < end for start, end in shielded):
+                continue
+            if _ALREADY_RELATIVE.match(line, match.end()):
+                continue
+            target = parse_date_from_content(match.group(0))
+            if target is None:
+                continue
+            out.append(line[position : match.end()])
+            out.append(f" ({format_relative_days((today - target).days)})")
+            position = match.end()
+        out.append(line[position:])
+        lines[index] = "".join(out)
+    return "\n".join(lines)

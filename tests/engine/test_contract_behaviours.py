@@ -12,6 +12,7 @@ from omlab import ModelByInputTokens, ObservationalMemory, OMConfig
 from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message, Part
 from omlab.engine.observation_text import parse_observer_output
+from omlab.engine.relative_time import add_relative_time
 from omlab.engine.scheduler import FixedLatency, VirtualScheduler
 from omlab.engine.thresholds import activation_ratio, projected_message_removal, retention_floor
 from omlab.engine.ttl import activation_ttl_ms, provider_cache_ttl_ms
@@ -455,3 +456,43 @@ def test_stored_chunk_fields_in_other_shapes_load():
     assert record_from_dict(_stored_record(buffered_chunks=[odd_ids])).buffered_chunks[0].message_ids == ["m3"]
     no_ids = {**_REFERENCE_CHUNK, "messageIds": None}
     assert record_from_dict(_stored_record(buffered_chunks=[no_ids])).buffered_chunks[0].message_ids == []
+
+
+# --- relative dates ---------------------------------------------------------------------------
+
+TODAY = datetime(2024, 9, 30, 12, 0, tzinfo=UTC)
+
+
+def test_inline_ranges_periods_years_and_clock_times_get_relative_time():
+    text = (
+        "* 🔴 (10:00) User was in Lisbon. (estimated August 13–27, 2024)\n"
+        "* 🔴 (10:01) User studied. (estimated April to May 2023)\n"
+        "* 🔴 (10:02) User moved house. (estimated late 2023)\n"
+        "* 🔴 (10:03) User got a dog. (meaning 2022)\n"
+        "* 🔴 (10:04) User called. (meaning Sep 28, 2024 at 18:08)"
+    )
+    assert add_relative_time(text, TODAY) == (
+        "* 🔴 (10:00) User was in Lisbon. (estimated August 13–27, 2024 - 1 month ago)\n"
+        "* 🔴 (10:01) User studied. (estimated April to May 2023 - 1 year ago)\n"
+        "* 🔴 (10:02) User moved house. (estimated late 2023 - 1 year ago)\n"
+        "* 🔴 (10:03) User got a dog. (meaning 2022 - 2 years ago)\n"
+        "* 🔴 (10:04) User called. (meaning Sep 28, 2024 at 18:08 - 2 days ago)"
+    )
+
+
+def test_range_headers_are_dated_by_their_start_and_gaps_count_from_their_end():
+    text = "Date: Aug 13–27, 2024\n* 🔴 (10:00) trip\n\nDate: Sep 10, 2024\n* 🔴 (10:00) back home"
+    assert add_relative_time(text, TODAY) == (
+        "Date: Aug 13–27, 2024 (1 month ago)\n* 🔴 (10:00) trip\n\n"
+        "\n[2 weeks later]\n\nDate: Sep 10, 2024 (2 weeks ago)\n* 🔴 (10:00) back home"
+    )
+
+
+def test_dates_inside_observation_lines_get_relative_time_once():
+    text = "Date: Sep 1, 2024\n* 🔴 (10:00) User's flight is on Sep 20, 2024; the visa expired Aug 1, 2023."
+    once = add_relative_time(text, TODAY)
+    assert once == (
+        "Date: Sep 1, 2024 (4 weeks ago)\n"
+        "* 🔴 (10:00) User's flight is on Sep 20, 2024 (1 week ago); the visa expired Aug 1, 2023 (1 year ago)."
+    )
+    assert add_relative_time(once, TODAY) == once

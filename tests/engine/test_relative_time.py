@@ -99,13 +99,19 @@ def test_format_gap_cutoffs(days: int, gap: str | None) -> None:
         ("mid April 2023", date(2023, 4, 15)),
         ("mid-to-late May 2023", date(2023, 5, 15)),
         ("Late april 2023", date(2023, 4, 23)),
-        ("April to May 2023", date(2023, 5, 1)),
-        ("late April to early May 2023", date(2023, 5, 7)),
+        ("April to May 2023", date(2023, 4, 1)),  # a range means its start
+        ("late April to early May 2023", date(2023, 4, 23)),
         ("June 17-18, 20XX", None),
-        ("May 2023", None),
+        ("May 2023", date(2023, 5, 1)),
         ("Feb 30, 2023", None),
         ("Foo 3, 2023", None),
-        ("sometime in 2023", None),
+        ("sometime in 2023", date(2023, 1, 1)),
+        ("late 2023", date(2023, 10, 1)),
+        ("2023", date(2023, 1, 1)),
+        ("Aug 13–27, 2024", date(2024, 8, 13)),
+        ("Aug 28 – Sep 3, 2024", date(2024, 8, 28)),
+        ("Mar 22, 2025 at 18:08", date(2025, 3, 22)),
+        ("nothing 2023", None),
     ],
 )
 def test_parse_date_from_content(content: str, expected: date | None) -> None:
