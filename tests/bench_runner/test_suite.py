@@ -135,12 +135,17 @@ def test_errors_name_the_file_and_key(tables, match, key):
 
 
 def test_a_grid_cell_the_engine_refuses_names_the_grid_key():
+    # blockAfter with bufferTokens: false is ignored with a warning, so the refused cell is a shared
+    # budget with buffering on
     error = _error(
-        {"engine": {"observation": {"blockAfter": 1.5}}, "grid": {"observation.bufferTokens": [0.2, False]}},
-        "blockAfter",
+        {
+            "engine": {"shareTokenBudget": True, "observation": {"bufferTokens": False}},
+            "grid": {"observation.bufferTokens": [False, 0.2]},
+        },
+        "shareTokenBudget",
         key=None,
     )
-    assert "bufferTokens=false" in str(error)  # which cell
+    assert "bufferTokens=0.2" in str(error)  # which cell
 
 
 def test_implied_phases():
