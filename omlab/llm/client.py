@@ -38,6 +38,7 @@ from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, Respo
 from omlab.llm.limits import ProviderLimits
 from omlab.llm.pricing import PriceOverride, price_call
 from omlab.llm.retry import RetryPolicy, backoff_delay, is_retryable, retry_after_s
+from omlab.llm.secrets import redact_secrets, secret_values
 from omlab.llm.spec import ResolvedAttempt, ResolvedModel, describe_model, resolve_model, split_model
 from omlab.llm.types import ModelCall, ModelRequest, ModelResponse, Usage
 
@@ -205,7 +206,7 @@ class ModelClient:
                     )
                 progress.last_error = failure
                 progress.errors.append(
-                    _redact(f"{attempt.model}: {type(failure).__name__}: {_one_line(failure)}", attempt)
+                    f"{attempt.model}: {type(failure).__name__}: {_one_line(_redact(str(failure), attempt, request))}"
                 )
                 if not is_retryable(failure) or retry_index == retries:
                     break
@@ -502,24 +503,14 @@ def _min_or_none(a: float | None, b: float | None) -> float | None:
     return min(a, b)
 
 
-_SECRET_SETTING_MARKERS = ("key", "token", "secret", "password", "authorization")
+def _redact(text: str, attempt: ResolvedAttempt, request: ModelRequest) -> str:
+    """Blank out every secret the request carries (headers, credential-like settings and provider
+    options, from the entry and the request: :mod:`omlab.llm.secrets`) that a provider may echo."""
+    secrets = secret_values(attempt.headers, attempt.model_settings, attempt.provider_options, request.provider_options)
+    return redact_secrets(text, secrets)
 
 
-def _redact(text: str, attempt: ResolvedAttempt) -> str:
-    """Blank out header values and credential-like settings that a provider may echo in an error."""
-    secrets = [v for v in attempt.headers.values() if isinstance(v, str)]
-    secrets += [
-        v
-        for k, v in attempt.model_settings.items()
-        if isinstance(v, str) and any(marker in k.lower() for marker in _SECRET_SETTING_MARKERS)
-    ]
-    for secret in secrets:
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
-
-
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException | str) -> str:
     text = str(err).strip()
     return text.splitlines()[0][:300] if text else "(no message)"
 

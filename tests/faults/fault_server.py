@@ -10,7 +10,9 @@ gets a fault instead, drawn evenly from :data:`FAULTS`:
 * ``hang``: no reply for ``hang_s`` seconds, then the connection is closed;
 * ``malformed``: HTTP 200 with a body that is not JSON;
 * ``empty``: HTTP 200 with an empty message content;
-* ``loop``: HTTP 200 with a degenerate repetition loop.
+* ``loop``: HTTP 200 with a degenerate repetition loop;
+* ``echo`` (only when asked for): HTTP 500 whose message repeats the request's headers and body,
+  as careless providers do; ``echoed`` keeps every such message.
 
 Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
 down after ``lifetime_s`` seconds even if nobody stops it. ``requests`` and ``faults`` count what it
@@ -54,6 +56,7 @@ class FaultServer:
         self.requests = 0
         self.faults: Counter[str] = Counter()
         self.by_model: Counter[str] = Counter()
+        self.echoed: list[str] = []
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -111,11 +114,17 @@ class FaultServer:
                 return
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = json.loads(raw or b"{}")
                 model = str(body.get("model", "")).split("/")[-1]
                 fault = server._draw(model)
                 if fault in ("429", "503"):
                     self._send(int(fault), {"error": {"message": f"fault {fault}"}}, {"retry-after-ms": "20"})
+                elif fault == "echo":
+                    message = f"cannot serve {dict(self.headers.items())} {raw.decode(errors='replace')}"
+                    with server._lock:
+                        server.echoed.append(message)
+                    self._send(500, {"error": {"message": message}})
                 elif fault == "500":
                     self._send(500, {"error": {"message": "fault 500"}})
                 elif fault == "hang":

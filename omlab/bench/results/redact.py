@@ -5,7 +5,8 @@ Two rules, applied to every JSON column and to free-text error columns:
 * **keys**: a mapping entry whose key names a credential is dropped, at any depth. A key names a
   credential when, lower-cased with ``-``, ``_`` and spaces removed, it contains ``apikey``,
   ``authorization``/``authorisation``, ``secret``, ``password``/``passwd``, ``credential``,
-  ``cookie``, ``bearer`` or ``privatekey``, is exactly ``auth``, or ends in the singular word
+  ``cookie``, ``bearer``, ``privatekey`` or ``headers`` (a model's headers, all of them), is
+  exactly ``auth``, or ends in the singular word
   ``token`` (``token``, ``access_token``, ``hfToken``). Token *counts* survive: ``input_tokens``,
   ``tokensObserved``, ``token_count``, ``max_tokens`` all stay.
 * **values**: substrings shaped like well-known key formats (``sk-…``, ``Bearer …``, ``hf_…``,
@@ -34,6 +35,8 @@ _SECRET_WORDS = (
     "cookie",
     "bearer",
     "privatekey",
+    # every header can carry a credential, whatever its name (X-Custom-Auth, X-Goog-Api-Client…)
+    "headers",
 )
 _SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_-]{16,}"
