@@ -5,6 +5,11 @@ the same questions of the same configuration) and did not finish: status ``start
 writer (the process died), ``failed`` or ``interrupted``. ``omlab run`` resumes the latest such run
 automatically; ``--resume RUN_ID`` names one (and refuses a run made with another configuration).
 
+Two automatic resumes of the same killed run (two ``omlab run`` started together): the first to
+open the file resumes it; the other finds it held by a writer and starts its own new run (with a
+notice), rather than failing or waiting for a run that may take hours. ``--resume RUN_ID`` never
+falls back: it fails with a lock error while another process writes that run.
+
 Before a run file is reopened, :func:`read_resume_state` reads (read-only) the answers it already
 has, for judging, and the conversations whose ``prepare`` rows were partly written by a process
 that died before marking the phase ``done``: those rows are discarded and the conversation is
@@ -93,9 +98,12 @@ def check_resume_target(results_dir: str | Path, run_id: str, suite: str, config
         )
 
 
-def read_resume_state(results_dir: str | Path, run_id: str) -> ResumeState:
-    """Answers already given and half-written prepare phases of run ``run_id`` (file must be idle)."""
-    connection = open_run_file(run_path(results_dir, run_id), read_only=True, lock_timeout=10.0)
+def read_resume_state(results_dir: str | Path, run_id: str, *, lock_timeout: float = 10.0) -> ResumeState:
+    """Answers already given and half-written prepare phases of run ``run_id`` (file must be idle).
+
+    Raises:
+        RunLockedError: A writer held the file for ``lock_timeout`` seconds."""
+    connection = open_run_file(run_path(results_dir, run_id), read_only=True, lock_timeout=lock_timeout)
     try:
         hypotheses = dict(
             connection.execute(

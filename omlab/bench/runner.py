@@ -43,7 +43,7 @@ from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_record
 from omlab.bench.phases import ConversationJob
 from omlab.bench.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
 from omlab.bench.progress import Progress
-from omlab.bench.results import ResultsCatalog, RunWriter
+from omlab.bench.results import ResultsCatalog, RunLockedError, RunWriter
 from omlab.bench.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
 from omlab.bench.run_settings import RunSettings
 from omlab.bench.schema import Conversation, DatasetInfo
@@ -211,12 +211,20 @@ def _open_cell(
     settings = _settings(cell, options)
     config_hash = _config_hash(cell, settings, info, options)
     run_id, resumed = _choose_run(results_dir, suite.name, config_hash, options)
-    state = read_resume_state(results_dir, run_id) if resumed else ResumeState()
+    state, writer = ResumeState(), None
     if resumed:
-        writer = RunWriter.open_existing(results_dir, run_id)
-        for conversation_id in sorted(state.orphaned_prepare):
-            writer.discard_conversation(conversation_id, "prepare")
-    else:
+        try:
+            state, writer = _reopen(results_dir, run_id, explicit=options.resume is not None)
+        except RunLockedError:
+            if options.resume is not None:
+                raise
+            # another process auto-resumed this run first: this one makes its own (module resume)
+            print(
+                f"{suite.name}: run {run_id} is being resumed by another process; starting a new run",
+                file=options.stream or sys.stderr,
+            )
+            resumed = False
+    if writer is None:
         writer = RunWriter(results_dir, run_info=_run_info(suite, cell, settings, config_hash, info, options, warnings))
     try:
         jobs = _jobs(conversations, settings, writer, state)
@@ -224,6 +232,23 @@ def _open_cell(
         writer.close("failed")
         raise
     return _OpenCell(cell, settings, config_hash, writer, resumed, jobs, conversations, warnings, started)
+
+
+# an auto-resume that finds the run held gives up quickly: a live writer holds it for the whole run
+_AUTO_RESUME_LOCK_TIMEOUT_S = 2.0
+
+
+def _reopen(results_dir: Path, run_id: str, *, explicit: bool) -> tuple[ResumeState, RunWriter]:
+    """Read what run ``run_id`` holds and reopen its writer, discarding half-written prepares.
+
+    Raises:
+        RunLockedError: Another process holds the file (it resumed the run first)."""
+    timeout = 10.0 if explicit else _AUTO_RESUME_LOCK_TIMEOUT_S
+    state = read_resume_state(results_dir, run_id, lock_timeout=timeout)
+    writer = RunWriter.open_existing(results_dir, run_id, lock_timeout=timeout)
+    for conversation_id in sorted(state.orphaned_prepare):
+        writer.discard_conversation(conversation_id, "prepare")
+    return state, writer
 
 
 def _finish_cell(opened: _OpenCell, options: RunOptions) -> RunSummary:

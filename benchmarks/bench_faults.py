@@ -1,0 +1,82 @@
+"""A suite through a flaky provider: completion, retries, lost messages and wall time per fault rate.
+
+Run: ``.venv/bin/python benchmarks/bench_faults.py [--rates 0 0.2 0.3] [--seeds 11 12 13]``.
+
+All four roles (observer, reflector, actor, judge) call a local OpenAI-compatible server through
+litellm (``tests/faults/fault_server.py``: 127.0.0.1, offline models behind it) that injects 429,
+500, 503, hangs (0.5 s request timeout), malformed JSON, empty content and degenerate loops at the
+given rate. For each rate it prints the run's status, questions answered / failed, judge verdicts
+missing, the server's requests and injected faults, the client's retries (attempts beyond the
+first of each call), model calls that failed for good, messages lost (a message neither raw,
+pending nor behind the observation cursor, or a commit without observation text; must be 0) and
+the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from faults.fault_server import FaultServer, fault_suite
+from faults.message_accounting import account_messages
+
+from omlab.bench.metrics import metric_value
+from omlab.bench.results import answers_df, calls_df
+from omlab.bench.runner import RunOptions, run_suite
+
+
+def one_rate(rate: float, seeds: list[int], seed: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="omlab-bench-faults-") as folder:
+        results = Path(folder) / "results"
+        suite = Path(folder) / "faulty.toml"
+        started = time.perf_counter()
+        with FaultServer(rate=rate, seed=seed, hang_s=1.0, lifetime_s=1_800) as server:
+            suite.write_text(fault_suite(server.url, seeds=str(seeds), timeout_s=0.5))
+            (summary,) = run_suite(suite, RunOptions(results_dir=results, progress=False, concurrency=4))
+        wall = time.perf_counter() - started
+        calls = calls_df(results, summary.run_id)
+        answers = answers_df(results, summary.run_id)
+        accounting = account_messages(suite, results, summary.run_id)
+        return {
+            "rate": rate,
+            "status": summary.status,
+            "questions": len(answers),
+            "failed": int((answers["status"] == "failed").sum()),
+            "verdicts_missing": int(metric_value(summary.metrics, "judge_missing") or 0),
+            "requests": server.requests,
+            "faults": sum(server.faults.values()),
+            "retries": int((calls["attempts"] - 1).clip(lower=0).sum()),
+            "calls_failed": int(calls["error"].notna().sum()),
+            "messages": accounting.messages,
+            "lost": accounting.lost + accounting.empty_commits,
+            "wall_s": round(wall, 1),
+            "by_kind": dict(sorted(server.faults.items())),
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.2, 0.3])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13])
+    parser.add_argument("--seed", type=int, default=7, help="the fault server's seed")
+    args = parser.parse_args()
+    columns = ("rate", "status", "questions", "failed", "verdicts_missing", "requests", "faults", "retries")
+    columns += ("calls_failed", "messages", "lost", "wall_s")
+    print(" ".join(f"{c:>16}" for c in columns))
+    rows = []
+    for rate in args.rates:
+        row = one_rate(rate, args.seeds, args.seed)
+        rows.append(row)
+        print(" ".join(f"{row[c]!s:>16}" for c in columns), " faults by kind:", row["by_kind"], flush=True)
+    lost = sum(int(row["lost"]) for row in rows)
+    print(f"verdict: {'OK' if lost == 0 else 'FAIL'}: {lost} messages lost over {len(rows)} rates (must be 0)")
+
+
+if __name__ == "__main__":
+    main()
