@@ -500,7 +500,7 @@ def test_secrets_never_reach_the_file(tmp_path):
     stored_config = json.loads(runs_df(tmp_path).iloc[0].config_json)
     assert stored_config == {
         "model": "openai/gpt-4o",
-        "provider_options": {"extra_headers": {}, "max_tokens": 50, "token_count": 3},
+        "provider_options": {"max_tokens": 50, "token_count": 3},  # every header is a credential: all dropped,
     }
     payload = json.loads(events_df(tmp_path).iloc[0].payload)
     assert payload == {
@@ -511,7 +511,7 @@ def test_secrets_never_reach_the_file(tmp_path):
         "text": "echo [redacted]",
     }
     assert calls_df(tmp_path).iloc[0].error == "AuthenticationError: Incorrect API key provided: [redacted]"
-    assert json.loads(scores_df(tmp_path).iloc[0].details) == {"reply": "no", "headers": {}}
+    assert json.loads(scores_df(tmp_path).iloc[0].details) == {"reply": "no"}  # headers dropped whole
     raw = run_path(tmp_path, RUN).read_bytes()
     assert key.encode() not in raw and b"A1b2C3d4A1b2C3d4" not in raw
 
