@@ -84,8 +84,10 @@ def parts_of_one(suite_path: Path, tokens: int) -> dict[str, float]:
         return clients[-1]
 
     replay = settings.replay
-    result = asyncio.run(
-        replay_conversation(
+    moments: dict[str, float] = {}
+
+    async def prepare_one() -> None:
+        result = await replay_conversation(
             conversation,
             settings.engine_options,
             make_client=make_client,
@@ -95,10 +97,12 @@ def parts_of_one(suite_path: Path, tokens: int) -> dict[str, float]:
             scope=replay.scope,
             debug_payloads=replay.debug_payloads,
         )
-    )
-    replayed = time.perf_counter()
-    asyncio.run(PreparedMemory.from_replay(result))
-    built = time.perf_counter()
+        moments["replayed"] = time.perf_counter()
+        await PreparedMemory.from_replay(result)
+        moments["built"] = time.perf_counter()
+
+    asyncio.run(prepare_one())
+    replayed, built = moments["replayed"], moments["built"]
     models = sum(sum(client.offline_seconds.values()) for client in clients)
     return {
         "generator": generated - started,
