@@ -3,7 +3,7 @@
 Two executors, chosen by the runner:
 
 * **processes** (offline runs: every model is a built-in ``omlab/`` model, so the work is CPU
-  bound): a pool of worker processes (``forkserver`` start method where available, so workers
+  bound): the :class:`~omlab.bench.executors.PoolExecutor` of worker processes (``forkserver`` start method where available, so workers
   never inherit the writer's threads or DuckDB connection). Each worker runs whole conversations
   and sends their records back; the parent applies them. One writer process per run file.
 * **asyncio** (provider-bound runs): conversations in flight on one event loop, at most

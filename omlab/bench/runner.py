@@ -9,7 +9,9 @@
    half-written prepare phases), and build one job per conversation with what it still needs
    (``completed()``, ``answered_questions()``, ``scored_questions()``);
 4. run the jobs (:mod:`omlab.bench.execution`): a process pool for offline runs, asyncio for
-   provider-bound ones; the parent writes every row;
+   provider-bound ones; the parent writes every row. With the ``ray`` executor
+   (:mod:`omlab.bench.executors`) every cell's run file is opened by the driver and the jobs of
+   all cells are Ray tasks (:func:`run_cells_on_cluster`);
 5. compute the run's metrics from its frames (:mod:`omlab.bench.metrics`), write them, close the run.
 
 A killed run resumed later repeats nothing that was checkpointed and duplicates no rows. With a
