@@ -1,6 +1,7 @@
 """A run's report: headline numbers, accuracy per type, cost, compression, blocking, latency.
 
-:func:`write_report` writes ``<results>/reports/<run_id>/report.md`` (or ``report.html``) from the
+:func:`write_report` writes ``<results>/reports/<run_id>/report.md`` (or ``report.html``, with the
+per-question page ``questions.html`` beside it) from the
 run's ``metrics`` rows (computed on the fly from its frames when the run has none yet, e.g. while
 it is running) and, with ``plots=True``, the run's PNG plots beside it
 (``omlab.viz.report.write_run_plots``). :func:`render_report` returns the text without writing.
@@ -37,6 +38,8 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("cost paid in this run (USD)", "cost_usd_paid", "all"),
     ("warnings (inputs accepted, listed below)", "warnings", "all"),
 )
+QUESTIONS_PAGE = "questions.html"
+"""The per-question page ``omlab report --format html`` writes beside ``report.html``."""
 COMPRESSION = (
     "compression_observation",
     "compression_observation_per_cycle",
@@ -262,8 +265,33 @@ def write_report(
     title = f"omlab run {run_id}: {row.get('suite')} [{row.get('config_name')}]"
     sections = report_sections(row, metrics)
     text = render_markdown(title, sections, images) if fmt == "md" else render_html(title, sections, images)
+    if fmt == "html":
+        page = write_questions_page(catalog, run_id, target / QUESTIONS_PAGE, title=f"{title}: questions")
+        if page is not None:
+            link = f"<p><a href='{QUESTIONS_PAGE}'>Every question: answers, evidence lineage, memory context</a></p>"
+            text = text.replace("</h1>", "</h1>" + link, 1)
     path = target / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_questions_page(catalog: ResultsCatalog, run_id: str, path: Path, *, title: str) -> Path | None:
+    """Write the per-question page (:func:`omlab.viz.questions.questions_page`) of a run to
+    ``path``; None (nothing written) when the run has no answers."""
+    from omlab.bench.lineage import LINEAGE_EVENT_TYPES
+    from omlab.bench.results import answers_df, events_df, lineage_df, lineage_questions_df
+    from omlab.viz.questions import question_frames, questions_page
+
+    answers = answers_df(catalog, run_id)
+    if answers.empty:
+        return None
+    frames = question_frames(
+        answers,
+        lineage_df(catalog, run_id),
+        lineage_questions_df(catalog, run_id),
+        events_df(catalog, run_id, types=list(LINEAGE_EVENT_TYPES)),
+    )
+    path.write_text(questions_page(frames, title=title), encoding="utf-8")
     return path
 
 

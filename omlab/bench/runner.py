@@ -12,7 +12,8 @@
    provider-bound ones; the parent writes every row. With the ``ray`` executor
    (:mod:`omlab.bench.executors`) every cell's run file is opened by the driver and the jobs of
    all cells are Ray tasks (:func:`run_cells_on_cluster`);
-5. compute the run's metrics from its frames (:mod:`omlab.bench.metrics`), write them, close the run.
+5. compute the run's metrics from its frames (:mod:`omlab.bench.metrics`) and its evidence lineage
+   (:mod:`omlab.bench.lineage`), write them, close the run.
 
 A killed run resumed later repeats nothing that was checkpointed and duplicates no rows. With a
 grid and several workers on an offline suite, cells run in parallel processes instead (each its
@@ -41,6 +42,8 @@ from omlab.bench.execution import (
     run_in_processes,
     shared_provider_limits,
 )
+from omlab.bench.lineage import records as lineage_records
+from omlab.bench.lineage import run_lineage
 from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
 from omlab.bench.phases import ConversationJob
 from omlab.bench.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
@@ -266,6 +269,10 @@ def _finish_cell(opened: _OpenCell, options: RunOptions) -> RunSummary:
     )
     metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(opened.warnings))], ignore_index=True)
     writer.add_metrics(metrics_records(metrics))
+    evidence, questions = run_lineage(
+        ResultsCatalog(Path(options.results_dir)), writer.run_id, opened.conversations, scope=settings.replay.scope
+    )
+    writer.add_lineage(lineage_records(evidence), lineage_records(questions))
     return RunSummary(
         run_id=writer.run_id,
         suite=suite.name,

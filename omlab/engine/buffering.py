@@ -212,6 +212,7 @@ async def _commit_buffer(
             "tokensBuffered": new_tokens,
             "bufferedTokens": sum(c.token_count for c in record.buffered_chunks),
             "observations": text,
+            "messageIds": ids,
             **extraction_step.event_fields(extracted),
         },
     )
@@ -310,6 +311,7 @@ async def activate(
                 "generationCount": record.generation_count,
                 "config": om.marker_config(),
                 "observations": chunk.observations,
+                "messageIds": list(chunk.message_ids),
                 "triggeredBy": trigger,
                 **(details or {}),
             },

@@ -220,6 +220,7 @@ async def observe_resource(
             "observationTokens": new_text_tokens,
             "observations": text,
             "threadIds": picked,
+            "messageIds": observed_ids,
         },
     )
     await call_hook(

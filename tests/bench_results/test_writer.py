@@ -601,6 +601,9 @@ def _set_schema(path, version: int, drop_question_id: bool) -> None:
     try:
         if drop_question_id:
             connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        if version < 3:  # tables an older omlab did not create
+            connection.execute("DROP TABLE lineage")
+            connection.execute("DROP TABLE lineage_questions")
         connection.execute(f"UPDATE omlab_results_schema SET version = {version}")
     finally:
         connection.close()
@@ -618,6 +621,22 @@ def test_a_version_1_file_is_read_and_upgraded_when_resumed(tmp_path):
         writer.add_model_calls([{"conversation_id": "c1", "role": "actor", "question_id": "q1"}])
     calls = calls_df(tmp_path).set_index("role")
     assert calls.loc["actor", "question_id"] == "q1" and pd.isna(calls.loc["observer", "question_id"])
+
+
+def test_a_version_2_file_reads_without_lineage_and_gets_it_when_resumed(tmp_path):
+    from omlab.bench.results import lineage_df
+
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "role": "observer"}])
+    _set_schema(run_path(tmp_path, RUN), 2, drop_question_id=False)
+    assert lineage_df(tmp_path).empty and list(lineage_df(tmp_path).columns)[:3] == [
+        "run_id",
+        "conversation_id",
+        "question_id",
+    ]
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_lineage([{"conversation_id": "c1", "question_id": "q1", "evidence_id": "s1:1", "fate": "kept"}])
+    assert list(lineage_df(tmp_path)["fate"]) == ["kept"]
 
 
 def test_a_file_from_a_newer_omlab_is_refused(tmp_path):

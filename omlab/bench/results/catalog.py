@@ -30,7 +30,16 @@ from omlab.bench.results.connect import (
     open_run_file,
 )
 from omlab.bench.results.layout import list_run_ids, parts_path, run_path
-from omlab.bench.results.schema import KEYS, ORDER_BY, TABLES, Column, columns_added_since, columns_of, pandas_dtype
+from omlab.bench.results.schema import (
+    KEYS,
+    ORDER_BY,
+    TABLES,
+    Column,
+    columns_added_since,
+    columns_of,
+    pandas_dtype,
+    table_added_in,
+)
 from omlab.bench.results.shards import shard_files
 
 # A reader can land between a writer's close (file unlocked, shards being deleted) and its next
@@ -111,6 +120,8 @@ class ResultsCatalog:
         try:
             version = check_schema_version(connection, path)
             for table in TABLES:
+                if table_added_in(table) > version:
+                    continue
                 missing = columns_added_since(version, table)
                 present = [f'"{c.name}"' for c in columns_of(table) if c.name not in missing]
                 try:
@@ -203,6 +214,8 @@ class ResultsCatalog:
                 continue
             try:
                 version = check_schema_version(connection, path)
+                if table_added_in(table) > version:  # an older file: the table is empty
+                    return pd.DataFrame(columns=[c.name for c in columns_of(table)])
                 missing = columns_added_since(version, table)  # an older file: NULL there
                 columns = ", ".join(
                     f'NULL AS "{c.name}"' if c.name in missing else f'"{c.name}"' for c in columns_of(table)

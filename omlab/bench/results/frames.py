@@ -93,6 +93,18 @@ def answers_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None)
     return join_question_costs(join_scores(answers, scores), calls)
 
 
+def lineage_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None) -> pd.DataFrame:
+    """Evidence lineage, one row per (question, evidence turn): where the turn went in memory
+    (``docs/results-schema.md``); empty for runs written before schema version 3."""
+    return catalog_of(db).read_table("lineage", run_id, {"conversation_id": _many(conversation_id)})
+
+
+def lineage_questions_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None) -> pd.DataFrame:
+    """One row per question: evidence counts and the loss cause (``lost_at_observation``,
+    ``lost_at_reflection``, ``present_answered_wrong``, ``answered_right``, …)."""
+    return catalog_of(db).read_table("lineage_questions", run_id, {"conversation_id": _many(conversation_id)})
+
+
 def metrics_df(db: Db, run_id: RunIds = None, names: OneOrMany = None) -> pd.DataFrame:
     """Aggregate metrics (value with its ``lo``/``hi`` interval and ``n``)."""
     return catalog_of(db).read_table("metrics", run_id, {"name": _many(names)})

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
@@ -224,6 +224,51 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             _float("hi"),
             _int("n"),
         ),
+        "lineage": (
+            _RUN_ID,
+            _text("conversation_id"),
+            _text("question_id", True),
+            _text("evidence_id", True),
+            _text("message_id"),
+            _text("evidence_text"),
+            _int("ingest_step"),
+            _time("ingested_at"),
+            _int("ingested_at_tokens"),
+            _text("cycle_id"),
+            _text("cycle_kind"),
+            _int("buffered_step"),
+            _int("observed_step"),
+            _text("match"),
+            Column("lines", "json"),
+            _int("observed_generation"),
+            Column("generations", "json"),
+            _int("survived_generations"),
+            _int("merged_generation"),
+            _int("dropped_generation"),
+            _int("dropped_step"),
+            _int("dropped_at_tokens"),
+            _int("final_generation"),
+            _int("final_tokens"),
+            _text("fate"),
+            Column("final_lines", "json"),
+            _float("final_coverage"),
+            Column("in_context", "bool"),
+            _text("in_context_as"),
+        ),
+        "lineage_questions": (
+            _RUN_ID,
+            _text("conversation_id"),
+            _text("question_id", True),
+            _text("question_type"),
+            Column("is_abstention", "bool"),
+            _int("n_evidence"),
+            _int("n_observed"),
+            _int("n_lost_at_observation"),
+            _int("n_lost_at_reflection"),
+            _int("n_in_context"),
+            Column("correct", "bool"),
+            _text("loss_cause"),
+        ),
     }
 )
 """Every table's columns, in storage order (``run_id`` first)."""
@@ -235,6 +280,8 @@ KEYS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
         "answers": ("run_id", "question_id"),
         "scores": ("run_id", "question_id", "scorer"),
         "metrics": ("run_id", "name", "group_key"),
+        "lineage": ("run_id", "question_id", "evidence_id"),
+        "lineage_questions": ("run_id", "question_id"),
     }
 )
 """Keyed tables: writing a row whose key exists replaces the old row. Other tables only append."""
@@ -249,6 +296,8 @@ ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
         "answers": ("run_id", "conversation_id", "question_id"),
         "scores": ("run_id", "question_id", "scorer"),
         "metrics": ("run_id", "name", "group_key"),
+        "lineage": ("run_id", "conversation_id", "question_id", "ingest_step", "evidence_id"),
+        "lineage_questions": ("run_id", "conversation_id", "question_id"),
     }
 )
 """The row order the readers return."""
@@ -263,8 +312,24 @@ COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxy
 NULL in those columns and upgraded in place when a writer reopens them."""
 
 
+TABLES_ADDED: MappingProxyType[int, tuple[str, ...]] = MappingProxyType(
+    {
+        3: ("lineage", "lineage_questions"),
+    }
+)
+"""Tables each schema version added. Files of an older version read as empty there and get the
+tables when a writer reopens them."""
+
+
+def table_added_in(table: str) -> int:
+    """The schema version that added ``table`` (1 for the original tables)."""
+    return next((version for version, tables in TABLES_ADDED.items() if table in tables), 1)
+
+
 def columns_added_since(version: int, table: str) -> frozenset[str]:
     """Columns of ``table`` that a file of schema ``version`` does not have."""
+    if table_added_in(table) > version:
+        return frozenset(c.name for c in columns_of(table))
     return frozenset(
         column
         for added_in, pairs in COLUMNS_ADDED.items()
@@ -278,6 +343,7 @@ def upgrade_statements(version: int) -> tuple[str, ...]:
     """SQL that brings a file of schema ``version`` to :data:`SCHEMA_VERSION` (empty when current)."""
     statements = []
     for added_in in range(version + 1, SCHEMA_VERSION + 1):
+        statements.extend(_create_table(table) for table in TABLES_ADDED.get(added_in, ()))
         for table, name in COLUMNS_ADDED.get(added_in, ()):
             column = next(c for c in columns_of(table) if c.name == name)
             statements.append(f"ALTER TABLE {table} ADD COLUMN {name} {_SQL_TYPES[column.kind]}")
@@ -300,10 +366,15 @@ def columns_of(table: str) -> tuple[Column, ...]:
 def ddl() -> tuple[str, ...]:
     """``CREATE TABLE`` statements for a new run file (schema-version table included)."""
     statements = [f"CREATE TABLE {SCHEMA_VERSION_TABLE} (version INTEGER NOT NULL)"]
-    for table, columns in TABLES.items():
-        body = ",\n    ".join(f"{c.name} {_SQL_TYPES[c.kind]}{' NOT NULL' if c.required else ''}" for c in columns)
-        statements.append(f"CREATE TABLE {table} (\n    {body}\n)")
+    statements.extend(_create_table(table) for table in TABLES)
     return tuple(statements)
+
+
+def _create_table(table: str) -> str:
+    body = ",\n    ".join(
+        f"{c.name} {_SQL_TYPES[c.kind]}{' NOT NULL' if c.required else ''}" for c in columns_of(table)
+    )
+    return f"CREATE TABLE {table} (\n    {body}\n)"
 
 
 def arrow_schema(table: str) -> pa.Schema:

@@ -237,6 +237,11 @@ class RunWriter:
         """Write ``metrics`` rows, one per (name, group_key); ``group_key`` defaults to ``all``."""
         self._add("metrics", rows)
 
+    def add_lineage(self, evidence: Iterable[_Row] | ColumnData, questions: Iterable[_Row] | ColumnData = ()) -> None:
+        """Write the evidence lineage: ``lineage`` rows (one per question x evidence turn) and
+        ``lineage_questions`` rows (one per question), together; a rewrite replaces them."""
+        self._add_all([("lineage", evidence), ("lineage_questions", questions)])
+
     def mark_conversation(
         self,
         conversation_id: str,
@@ -684,5 +689,7 @@ def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]
 
 _FILLERS: dict[str, Callable[[dict[str, Any]], None]] = {"model_calls": _fill_call, "scores": _fill_score}
 """Row fillers (defaults computed from other columns) by table; events use the writer's own."""
-_ROW_TABLES = frozenset({"steps", "events", "model_calls", "answers", "scores", "metrics"})
+_ROW_TABLES = frozenset(
+    {"steps", "events", "model_calls", "answers", "scores", "metrics", "lineage", "lineage_questions"}
+)
 """Tables :meth:`RunWriter.add_together` accepts (runs and conversations have their own methods)."""

@@ -7,7 +7,9 @@ kernel) and a *view* that lays it out with ipywidgets, imported only when a view
   (sawtooth with the step marked, observation log, raw messages in context, nearby events);
 * :class:`WhatIfState` / :func:`what_if`: sliders that re-simulate a sample conversation offline
   in virtual time (:func:`omlab.viz.simulate.simulate`) and redraw its sawtooth and summary;
-* :class:`CompareState` / :func:`compare`: two runs side by side, with metric diffs.
+* :class:`CompareState` / :func:`compare`: two runs side by side, with metric diffs;
+* :class:`QuestionsState` / :func:`questions`: a run's questions filtered by type, verdict and
+  loss cause, each with its evidence lineage and memory context.
 
 A view is displayed by leaving it as a cell's last value (or ``display(view)``).
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 from omlab.viz.widgets.compare_state import CompareState, RunSide
 from omlab.viz.widgets.explorer_state import ExplorerState
+from omlab.viz.widgets.questions_state import QuestionsState
 from omlab.viz.widgets.whatif_state import KNOBS, WhatIfState
 
 _VIEWS = {
@@ -27,6 +30,8 @@ _VIEWS = {
     "what_if": "omlab.viz.widgets.whatif",
     "CompareView": "omlab.viz.widgets.compare",
     "compare": "omlab.viz.widgets.compare",
+    "QuestionsView": "omlab.viz.widgets.questions",
+    "questions": "omlab.viz.widgets.questions",
 }
 
 
@@ -45,10 +50,13 @@ __all__ = [
     "CompareView",
     "ExplorerState",
     "ExplorerView",
+    "QuestionsState",
+    "QuestionsView",
     "RunSide",
     "WhatIfState",
     "WhatIfView",
     "compare",
     "explore",
+    "questions",
     "what_if",
 ]

@@ -1,0 +1,226 @@
+"""The ``lineage`` and ``lineage_questions`` tables of a run, from its frames and its dataset.
+
+Pure: the run's ``steps``, ``events`` and ``answers`` frames (as the ``omlab.bench.results``
+getters return them; ``answers`` with its ``judge_correct``/``f1`` score columns) plus the
+conversations the run replayed (for the evidence turn ids and their text, which the run file does
+not hold) in, two DataFrames out. Evidence turns are found as the replay named their messages
+(``<thread>-m00042``, conversation order; :func:`omlab.bench.replay.conversation_messages`).
+
+**Token ages** (``ingested_at_tokens``, ``dropped_at_tokens``, ``final_tokens``) are the message
+tokens ingested up to that point, estimated by the share of the conversation's characters times
+its recorded token count (``conversations.n_message_tokens``; characters / 4 without it).
+
+**Loss cause of a question**, first rule that applies: ``answered_right`` (the verdict is right:
+the judge's, else F1 ≥ 0.5); ``no_evidence`` (the question cites no turn); ``lost_at_observation``
+(an evidence turn was observed but no observation line came from it); ``lost_at_reflection`` (an
+evidence turn's lines were all dropped by a reflection); ``present_answered_wrong`` (every
+evidence turn was in the actor's context: as lines, or as a raw unobserved message) or
+``present_unjudged`` (the same, no verdict).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, ConversationTrace, MessageTrace, trace_conversation
+from omlab.bench.replay import conversation_messages
+from omlab.bench.schema import Conversation
+
+LOSS_CAUSES: tuple[str, ...] = (
+    "lost_at_observation",
+    "lost_at_reflection",
+    "present_answered_wrong",
+    "present_unjudged",
+    "answered_right",
+    "no_evidence",
+)
+"""The ``lineage_questions.loss_cause`` values, in the order the views list them."""
+F1_RIGHT = 0.5
+
+
+def lineage_frames(
+    conversations: Iterable[Conversation],
+    steps: pd.DataFrame,
+    events: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    n_message_tokens: Mapping[str, int | None] | None = None,
+    scope: str = "thread",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``lineage`` and ``lineage_questions`` rows (without ``run_id``) of one run.
+
+    Args:
+        conversations: The conversations the run replayed, with their questions.
+        steps: The run's ``steps`` frame.
+        events: The run's ``events`` frame (at least :data:`LINEAGE_EVENT_TYPES`).
+        answers: The run's ``answers_df`` frame (``judge_correct``, ``f1`` when scored).
+        n_message_tokens: Per conversation, its message tokens (``conversations`` table).
+        scope: ``thread`` or ``resource`` (raw unobserved messages of other sessions are not in a
+            resource-scope question's context).
+    """
+    evidence_rows: list[dict] = []
+    question_rows: list[dict] = []
+    verdicts = _verdicts(answers)
+    steps_by = {key: frame for key, frame in steps.groupby("conversation_id", sort=False)} if len(steps) else {}
+    wanted = events[events["type"].isin(LINEAGE_EVENT_TYPES)] if len(events) else events
+    events_by = {key: frame for key, frame in wanted.groupby("conversation_id", sort=False)} if len(wanted) else {}
+    tokens_of = dict(n_message_tokens or {})
+    for conversation in conversations:
+        questions = [q for q in conversation.questions]
+        if not questions:
+            continue
+        messages = conversation_messages(conversation)
+        turn_ids = [turn.id for turn in conversation.iter_turns()]
+        message_of_turn = {turn_id: m.id for turn_id, m in zip(turn_ids, messages, strict=True)}
+        cited = {message_of_turn[t] for q in questions for t in q.evidence_ids if t in message_of_turn}
+        conv_events = events_by.get(conversation.id, _empty_like(events))
+        trace = trace_conversation(
+            [(m.id, m.text) for m in messages],
+            cited,
+            steps_by.get(conversation.id, _empty_like(steps)),
+            conv_events.sort_values("seq") if len(conv_events) else conv_events,
+        )
+        ages = _TokenAges(messages, tokens_of.get(conversation.id), steps_by.get(conversation.id))
+        for question in questions:
+            rows = [
+                _evidence_row(
+                    conversation.id, question.id, turn_id, trace, trace.messages[message_of_turn[turn_id]], ages, scope
+                )
+                for turn_id in dict.fromkeys(question.evidence_ids)
+                if turn_id in message_of_turn
+            ]
+            evidence_rows.extend(rows)
+            question_rows.append(_question_row(conversation.id, question, rows, verdicts.get(question.id)))
+    return pd.DataFrame(evidence_rows), pd.DataFrame(question_rows)
+
+
+def _evidence_row(
+    conversation_id: str,
+    question_id: str,
+    turn_id: str,
+    trace: ConversationTrace,
+    message: MessageTrace,
+    ages: _TokenAges,
+    scope: str,
+) -> dict:
+    fate = message.fate
+    if fate == "unobserved":
+        in_context, as_ = scope == "thread", "message" if scope == "thread" else None
+    elif message.tracked:
+        in_context, as_ = True, "observation"
+    else:
+        in_context, as_ = False, None
+    return {
+        "conversation_id": conversation_id,
+        "question_id": question_id,
+        "evidence_id": turn_id,
+        "message_id": message.message_id,
+        "evidence_text": message.text,
+        "ingest_step": message.ingest_step,
+        "ingested_at": message.ingested_at,
+        "ingested_at_tokens": ages.at_message(message.message_id),
+        "cycle_id": message.cycle_id,
+        "cycle_kind": message.cycle_kind,
+        "buffered_step": message.buffered_step,
+        "observed_step": message.observed_step,
+        "match": message.match,
+        "lines": json.dumps(message.lines, ensure_ascii=False),
+        "observed_generation": message.observed_generation,
+        "generations": json.dumps(message.generations),
+        "survived_generations": sum(g["fate"] != "dropped" for g in message.generations),
+        "merged_generation": message.merged_generation,
+        "dropped_generation": message.dropped_generation,
+        "dropped_step": message.dropped_step,
+        "dropped_at_tokens": ages.at_step(message.dropped_step),
+        "final_generation": trace.final_generation,
+        "final_tokens": ages.total,
+        "fate": fate,
+        "final_lines": json.dumps(message.tracked, ensure_ascii=False),
+        "final_coverage": trace.final_coverage(message),
+        "in_context": in_context,
+        "in_context_as": as_,
+    }
+
+
+def _question_row(conversation_id: str, question, rows: list[dict], correct: bool | None) -> dict:
+    fates = [row["fate"] for row in rows]
+    lost_obs = sum(f == "lost_at_observation" for f in fates)
+    lost_refl = sum(f == "dropped" for f in fates)
+    if correct is True:
+        cause = "answered_right"
+    elif not rows:
+        cause = "no_evidence"
+    elif lost_obs:
+        cause = "lost_at_observation"
+    elif lost_refl:
+        cause = "lost_at_reflection"
+    elif all(row["in_context"] for row in rows):
+        cause = "present_answered_wrong" if correct is False else "present_unjudged"
+    else:  # unobserved turns a resource-scope question cannot see
+        cause = "lost_at_observation"
+    return {
+        "conversation_id": conversation_id,
+        "question_id": question.id,
+        "question_type": question.type,
+        "is_abstention": question.is_abstention,
+        "n_evidence": len(rows),
+        "n_observed": sum(bool(json.loads(row["lines"])) for row in rows),
+        "n_lost_at_observation": lost_obs,
+        "n_lost_at_reflection": lost_refl,
+        "n_in_context": sum(bool(row["in_context"]) for row in rows),
+        "correct": correct,
+        "loss_cause": cause,
+    }
+
+
+class _TokenAges:
+    """Message tokens ingested up to a message or a step (see the module docstring)."""
+
+    def __init__(self, messages: list, total_tokens: int | None, steps: pd.DataFrame | None) -> None:
+        lengths = [len(m.text) for m in messages]
+        chars = sum(lengths) or 1
+        self.total = int(total_tokens) if total_tokens else -(-chars // 4)
+        running, self._at = 0, {}
+        for message, length in zip(messages, lengths, strict=True):
+            running += length
+            self._at[message.id] = round(self.total * running / chars)
+        self._step_message: dict[int, str] = {}
+        if steps is not None and len(steps):
+            for step, message_id in zip(steps["step"], steps["message_id"], strict=True):
+                if isinstance(message_id, str):
+                    self._step_message[int(step)] = message_id
+
+    def at_message(self, message_id: str) -> int | None:
+        return self._at.get(message_id)
+
+    def at_step(self, step: int | None) -> int | None:
+        if step is None:
+            return None
+        message_id = self._step_message.get(step)
+        return self.total if message_id is None else self._at.get(message_id)
+
+
+def _verdicts(answers: pd.DataFrame) -> dict[str, bool | None]:
+    verdicts: dict[str, bool | None] = {}
+    if len(answers) == 0:
+        return verdicts
+    judged = answers["judge_correct"] if "judge_correct" in answers else pd.Series(pd.NA, index=answers.index)
+    f1 = answers["f1"] if "f1" in answers else pd.Series(float("nan"), index=answers.index)
+    for question_id, verdict, score in zip(answers["question_id"], judged, f1, strict=True):
+        if not pd.isna(verdict):
+            verdicts[question_id] = bool(verdict)
+        elif not pd.isna(score):
+            verdicts[question_id] = bool(score >= F1_RIGHT)
+        else:
+            verdicts[question_id] = None
+    return verdicts
+
+
+def _empty_like(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.iloc[0:0]
+
+
+__all__ = ["F1_RIGHT", "LOSS_CAUSES", "lineage_frames"]

@@ -1,0 +1,89 @@
+"""The per-question view: the HTML page and the widget state, on a real offline run's frames."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from omlab.bench.report import write_report
+from omlab.bench.runner import RunOptions, run_suite
+from omlab.viz.questions import filter_questions
+from omlab.viz.widgets.questions_state import QuestionsState
+
+SUITE = """
+[suite]
+name = "questions"
+[dataset]
+kind = "synthetic"
+seeds = [1]
+target_tokens = 12000
+n_questions = 12
+[engine]
+observation = { messageTokens = 1500, bufferTokens = false }
+reflection = { observationTokens = 900 }
+[cache]
+mode = "off"
+[run]
+workers = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("questions")
+    (folder / "s.toml").write_text(SUITE, encoding="utf-8")
+    [summary] = run_suite(folder / "s.toml", RunOptions(results_dir=folder / "results", progress=False))
+    return folder / "results", summary.run_id
+
+
+def test_html_report_writes_a_questions_page_with_evidence_highlighted(run):
+    results, run_id = run
+    report = write_report(results, run_id, fmt="html")
+    assert "href='questions.html'" in report.read_text(encoding="utf-8")
+    page = (report.parent / "questions.html").read_text(encoding="utf-8")
+    sections = re.findall(r"<section class='omlab-question'[^>]*>", page)
+    assert len(sections) == 12
+    assert all("data-verdict=" in s and "data-cause=" in s and "data-type=" in s for s in sections)
+    assert "class='omlab-line omlab-evidence'" in page
+    assert "<ol class='omlab-timeline'>" in page and "omlabFilter()" in page
+
+
+def test_state_filters_by_type_verdict_and_cause(run):
+    results, run_id = run
+    state = QuestionsState.from_run(results, run_id)
+    table = state.frames.questions
+    assert len(state.shown()) == len(table) == 12
+    cause = table["loss_cause"].iloc[0]
+    state.set_filters(cause=cause)
+    assert set(state.shown()["loss_cause"]) == {cause}
+    assert state.question_id in set(state.shown()["question_id"])
+    state.set_filters(cause=None, verdict="right")
+    assert set(state.shown()["verdict"]) <= {"right"}
+    state.set_filters(verdict=None, type="multi-session")
+    assert list(state.shown()["question_id"]) == list(filter_questions(table, type="multi-session")["question_id"])
+    with pytest.raises(ValueError, match="cause must be one of"):
+        state.set_filters(cause="forgotten")
+
+
+def test_selected_question_shows_its_whole_context_with_evidence(run):
+    results, run_id = run
+    state = QuestionsState.from_run(results, run_id)
+    present = state.frames.questions[state.frames.questions["n_in_context"] > 0]
+    state.select(present["question_id"].iloc[0])
+    page = state.html()
+    assert "omlab-evidence" in page and "… " not in page.split("omlab-context")[1].split("omlab-evidence")[0]
+
+
+def test_view_follows_its_dropdowns_and_leaves_a_static_rendering(run):
+    from omlab.viz.widgets.questions import QuestionsView
+
+    results, run_id = run
+    view = QuestionsView(QuestionsState.from_run(results, run_id))
+    cause = view.cause.options[1][1]
+    view.cause.value = cause
+    assert view.state.cause == cause
+    assert all(qid in set(view.state.shown()["question_id"]) for _, qid in view.question.options)
+    assert f"data-cause='{cause}'" in view.detail.value
+    static = view.static()
+    assert static.data.count("<section class='omlab-question'") == len(view.state.shown())
