@@ -126,20 +126,25 @@ def metric_value(metrics: pd.DataFrame, name: str, group: str = "all") -> float:
 
 
 def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: its grid values (columns named like ``buffer_tokens``), then the
-    :data:`SWEEP_METRICS` columns. ``runs`` needs ``run_id``, ``config_name`` and ``config_json``
+    """One row per run, sorted by the swept values: its grid values (columns named like
+    ``buffer_tokens``), then the :data:`SWEEP_METRICS` columns. ``runs`` needs ``run_id``, ``config_name`` and ``config_json``
     (whose ``grid_point`` holds the cell's values)."""
     import json
 
     table = []
+    swept: dict[str, None] = {}
     for _, run in runs.iterrows():
         point = json.loads(run["config_json"]).get("grid_point", {}) if isinstance(run["config_json"], str) else {}
         row: dict[str, Any] = {"run_id": run["run_id"], "config_name": run["config_name"]}
         row.update({_column_name(key): _cell_value(value) for key, value in point.items()})
+        swept.update(dict.fromkeys(_column_name(key) for key in point))
         own = metrics[metrics["run_id"] == run["run_id"]]
         row.update({column: metric_value(own, name, group) for column, name, group in SWEEP_METRICS})
         table.append(row)
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    if swept:  # rows in grid order, whatever order the runs finished in
+        frame = frame.sort_values(list(swept), kind="stable", na_position="last", ignore_index=True)
+    return frame
 
 
 # --------------------------------------------------------------------------- questions

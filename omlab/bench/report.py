@@ -206,6 +206,15 @@ def render_markdown(title: str, sections: Sequence[Section], images: Sequence[st
     return "\n".join(lines)
 
 
+def notebook_markdown(text: str) -> str:
+    """Report Markdown made safe for ``IPython.display.Markdown``: every ``$`` escaped.
+
+    Jupyter reads text between two ``$`` as LaTeX, so two dollar amounts turned the table cells
+    between them into one formula and the table lost a row.
+    """
+    return text.replace("\\$", "$").replace("$", "\\$")
+
+
 def render_html(title: str, sections: Sequence[Section], images: Sequence[str] = ()) -> str:
     """A self-contained HTML page of a report (images are linked files beside it)."""
     esc = html.escape
@@ -383,4 +392,12 @@ def _dataset_label(header: pd.Series) -> str:
     return " ".join(parts)
 
 
-__all__ = ["Section", "latest_run_id", "render_html", "render_markdown", "report_sections", "write_report"]
+__all__ = [
+    "Section",
+    "latest_run_id",
+    "notebook_markdown",
+    "render_html",
+    "render_markdown",
+    "report_sections",
+    "write_report",
+]

@@ -11,6 +11,7 @@ artists of one ``Axes`` only.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -28,7 +29,7 @@ GREY = "#7F7F7F"
 LIGHT_GREY = "#D9D9D9"
 
 PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY_BLUE, "#8C564B", GREY, YELLOW, BLACK)
-"""Categorical colours in assignment order (models, tiers, configs without a fixed colour)."""
+"""The Okabe-Ito colours plus brown and grey: what every fixed colour below is drawn from."""
 
 
 class FontSizes(NamedTuple):
@@ -121,25 +122,46 @@ def column_label(name: str) -> str:
     return COLUMN_LABELS.get(name, name.replace("_", " "))
 
 
-def categorical_colors(names: Iterable[object]) -> dict[str, str]:
-    """One colour per name: roles keep their fixed colour, other names take the palette in order.
+NAME_PALETTE: tuple[str, ...] = (ORANGE, "#8C564B", YELLOW, BLACK, GREY, "#44AA99", "#882255", "#999933")
+"""Colours of names that are not roles (models, tiers, configs): none of them is a role colour, so a
+model never looks like a role."""
 
-    Names are compared as strings, so ``None`` and ``"None"`` share a colour.
+
+def name_color(name: object) -> str:
+    """The preferred colour of a model, tier or config name, the same in every plot and process.
+
+    omlab's built-in models named after a role (``omlab/observer``) take that role's colour; any
+    other name takes a :data:`NAME_PALETTE` slot chosen by a stable digest of the name (Python's
+    ``hash`` changes between processes, which would recolour a model from one notebook to the next).
+    """
+    text = str(name)
+    prefix, _, role = text.rpartition("/")
+    if prefix == "omlab" and role in ROLE_COLORS:
+        return ROLE_COLORS[role]
+    return NAME_PALETTE[zlib.crc32(text.encode()) % len(NAME_PALETTE)]
+
+
+def categorical_colors(names: Iterable[object]) -> dict[str, str]:
+    """One colour per name, the same for a name in every plot (and both sides of a comparison).
+
+    Roles keep :data:`ROLE_COLORS`; other names take :func:`name_color`, or, when another name of
+    the same plot already has that colour, the next free :data:`NAME_PALETTE` slot (so the
+    colours within one plot stay distinct). Names are compared as strings, so ``None`` and
+    ``"None"`` share a colour.
     """
     names = list(dict.fromkeys(map(str, names)))
-    colors: dict[str, str] = {}
-    # Roles keep their colour; other names skip the colours roles use only when roles are present.
-    taken = {ROLE_COLORS[n] for n in names if n in ROLE_COLORS}
-    free = [c for c in PALETTE if c not in taken] or list(PALETTE)
-    next_free = 0
+    colors: dict[str, str] = {name: ROLE_COLORS[name] for name in names if name in ROLE_COLORS}
     for name in names:
         if name in colors:
             continue
-        if name in ROLE_COLORS:
-            colors[name] = ROLE_COLORS[name]
-        else:
-            colors[name] = free[next_free % len(free)]
-            next_free += 1
+        preferred = name_color(name)
+        if preferred not in colors.values():
+            colors[name] = preferred
+            continue
+        start = NAME_PALETTE.index(preferred) if preferred in NAME_PALETTE else 0
+        taken = set(colors.values())
+        free = [NAME_PALETTE[(start + i) % len(NAME_PALETTE)] for i in range(len(NAME_PALETTE))]
+        colors[name] = next((c for c in free if c not in taken), preferred)
     return colors
 
 

@@ -270,3 +270,21 @@ def test_sweep_table_puts_grid_values_beside_the_metrics():
     assert list(table.columns[:4]) == ["run_id", "config_name", "buffer_tokens", "block_after"]
     assert table["blocked_s"].tolist() == [12.0, 3.0]
     assert table.loc[0, "accuracy"] == 0.5 and math.isnan(table.loc[1, "accuracy"])
+
+
+def test_sweep_table_rows_follow_the_swept_values_not_the_finish_order():
+    import json
+
+    points = [(0.4, 1.1), (0.1, 2.0), (0.1, 1.1)]
+    runs = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(3)],
+            "config_name": ["c"] * 3,
+            "config_json": [
+                json.dumps({"grid_point": {"observation.bufferTokens": b, "observation.blockAfter": a}})
+                for b, a in points
+            ],
+        }
+    )
+    table = sweep_table(runs, pd.DataFrame(columns=["run_id", "name", "group_key", "value"]))
+    assert list(zip(table["buffer_tokens"], table["block_after"], strict=True)) == [(0.1, 1.1), (0.1, 2.0), (0.4, 1.1)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omlab.viz.plots import _format as fmt
-from omlab.viz.style import PALETTE, ROLE_COLORS, categorical_colors, column_label
+from omlab.viz.style import ROLE_COLORS, categorical_colors, column_label, name_color
 
 
 def test_roles_keep_their_colour_and_other_names_get_distinct_free_colours():
@@ -13,8 +13,24 @@ def test_roles_keep_their_colour_and_other_names_get_distinct_free_colours():
     assert {colors["m/a"], colors["m/b"]}.isdisjoint({ROLE_COLORS["judge"], ROLE_COLORS["observer"]})
 
 
-def test_names_without_roles_take_the_palette_in_order():
-    assert categorical_colors(["x", "y", "x"]) == {"x": PALETTE[0], "y": PALETTE[1]}
+def test_a_name_keeps_its_colour_whatever_else_the_plot_shows():
+    alone = categorical_colors(["google/gemini-2.5-flash"])["google/gemini-2.5-flash"]
+    assert alone == name_color("google/gemini-2.5-flash")
+    with_others = categorical_colors(["openai/gpt-4o", "observer", "google/gemini-2.5-flash"])
+    assert with_others["google/gemini-2.5-flash"] == alone
+
+
+def test_built_in_role_models_share_their_role_colour():
+    # cost by role stacks by model, cost by model stacks by role: the reflector must look the same
+    assert categorical_colors(["omlab/observer", "omlab/reflector"]) == {
+        "omlab/observer": ROLE_COLORS["observer"],
+        "omlab/reflector": ROLE_COLORS["reflector"],
+    }
+
+
+def test_colliding_names_still_get_distinct_colours_in_one_plot():
+    names = [f"model-{i}" for i in range(6)]
+    assert len(set(categorical_colors(names).values())) == 6
 
 
 def test_number_formats():

@@ -153,3 +153,11 @@ def test_accuracy_prefers_metrics_and_falls_back_to_other_scorers(tmp_path):
 def test_file_stem():
     assert file_stem("run 1/a:b") == "run-1-a-b"
     assert file_stem("...") == "run"
+
+
+def test_notebook_markdown_escapes_dollars_so_no_row_turns_into_latex():
+    from omlab.bench.report import notebook_markdown
+
+    text = "| cost | $0.25 |\n| judge | $1.50 |\n| already | \\$2 |"
+    escaped = notebook_markdown(text)
+    assert escaped.count("\\$") == 3 and "$" not in escaped.replace("\\$", "")

@@ -108,3 +108,23 @@ def test_labels_fall_back_to_suite_names():
     assert side_labels(runs, "a", "b") == ("tiers-single", "tiers-routed")
     runs["config_name"] = ["x", "y"]
     assert side_labels(runs, "b", "a") == ("y", "x")
+
+
+def test_timelines_share_one_y_scale_one_legend_and_wide_axes(runs):
+    from omlab.viz.widgets.compare import draw_timeline, side_by_side
+    from omlab.viz.widgets.compare_state import CompareState as State
+
+    state = State(runs[0], LEFT, RIGHT)
+    figure = side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), (10.0, 4.8), same_scale="y")
+    figure.canvas.draw()
+    left, right = figure.axes[:2]
+    assert left.get_ylim() == right.get_ylim()
+    assert list(left.get_yticks()) == list(right.get_yticks())
+    assert left.get_legend() is None and right.get_legend() is None
+    assert len(figure.legends) == 1
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert len(labels) == len(set(labels))
+    figure_width = figure.bbox.width
+    for ax in (left, right):
+        # each side keeps over a third of the figure's width (the old per-side legends left ~5%)
+        assert ax.get_window_extent().width > 0.35 * figure_width

@@ -17,20 +17,82 @@ from omlab.bench.results import ResultsCatalog
 from omlab.viz.plots import plot_accuracy_by_type, plot_context_timeline, plot_cost_breakdown
 from omlab.viz.plots._canvas import draw_no_data
 from omlab.viz.plots.accuracy import scored_column
-from omlab.viz.style import FIGSIZE_BARS, FIGSIZE_WIDE
-from omlab.viz.widgets._display import figure_png, frame_html, ipywidgets, show
+from omlab.viz.style import FIGSIZE_BARS, FIGSIZE_WIDE, FONT
+from omlab.viz.widgets._display import StaticCopy, figure_png, frame_html, ipywidgets, png_html, show, static_html
 from omlab.viz.widgets.compare_state import CompareState, RunSide
 
 
-def side_by_side(state: CompareState, draw: Any, figsize: tuple[float, float]) -> Figure:
-    """A figure with ``draw(side, ax)`` for the left and the right run, titled by their labels."""
+def side_by_side(
+    state: CompareState, draw: Any, figsize: tuple[float, float], *, same_scale: str | None = None
+) -> Figure:
+    """A figure with ``draw(side, ax)`` for the left and the right run, titled by their labels.
+
+    Both sides share one legend under the figure (two legends under two narrow axes print on top
+    of each other and squeeze the axes), and with ``same_scale="y"`` (or ``"x"``) one value scale,
+    so equal heights mean equal values.
+    """
     width, height = figsize
-    figure = Figure(figsize=(width * 1.6, height), layout="constrained")
+    figure = Figure(figsize=(width * 1.4, height), layout="constrained")
     axes = figure.subplots(1, 2)
     for side, ax in zip(state.sides(), axes, strict=True):
         draw(side, ax)
-        ax.set_title(f"{side.label}\n{ax.get_title()}", fontsize=10)
+        ax.set_title(f"{side.label}\n{ax.get_title()}", fontsize=10, loc="left")
+    if same_scale:
+        share_scale(axes, same_scale)
+    shared_legend(figure, axes)
     return figure
+
+
+def share_scale(axes: Any, axis: str) -> None:
+    """Give every axes the limits and ticks of the one with the widest ``axis`` range.
+
+    Axes whose ``axis`` measure different things (dollars on one side, tokens on the other) keep
+    their own scales.
+    """
+    labels = {ax.get_ylabel() if axis == "y" else ax.get_xlabel() for ax in axes}
+    if len(labels) > 1:
+        return
+    get_lim = (lambda ax: ax.get_ylim()) if axis == "y" else (lambda ax: ax.get_xlim())
+    widest = max(axes, key=lambda ax: get_lim(ax)[1] - get_lim(ax)[0])
+    low, high = get_lim(widest)
+    ticks = widest.get_yticks() if axis == "y" else widest.get_xticks()
+    for ax in axes:
+        if axis == "y":
+            ax.set_ylim(low, high)
+            ax.set_yticks([t for t in ticks if low <= t <= high])
+        else:
+            ax.set_xlim(low, high)
+            ax.set_xticks([t for t in ticks if low <= t <= high])
+
+
+def shared_legend(figure: Figure, axes: Any) -> None:
+    """One legend under ``figure`` with every entry of ``axes`` once.
+
+    Entries are matched by their text up to a per-side detail (``" (12)"`` counts, ``" = 4k"``
+    values), which the shared entry leaves out: the two sides' own numbers are in the tables.
+    """
+    entries: dict[str, Any] = {}
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        for handle, label in zip(handles, labels, strict=True):
+            entries.setdefault(_legend_key(label), handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if entries:
+        figure.legend(
+            list(entries.values()),
+            list(entries),
+            loc="outside lower center",
+            ncol=min(3, len(entries)),
+            fontsize=FONT.legend,
+            frameon=False,
+        )
+
+
+def _legend_key(label: str) -> str:
+    for separator in (" = ", " ("):
+        label = label.split(separator, 1)[0]
+    return label
 
 
 def draw_timeline(state: CompareState, side: RunSide, ax: Axes) -> Axes:
@@ -64,7 +126,9 @@ class CompareView:
         self.conversation = widgets.Dropdown(
             description="conversation", options=conversations, value=conversations[0] if conversations else None
         )
-        self.timelines = widgets.Image(format="png")
+        self.static = StaticCopy()
+        # the PNG fills the output's width: a 1440-px screen gives each side's axes ~450 px
+        self.timelines = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="1300px"))
         self.costs = widgets.Image(format="png")
         self.accuracy = widgets.Image(format="png")
         self.metrics = widgets.HTML()
@@ -92,7 +156,7 @@ class CompareView:
         self._draw_conversation()
 
     def _ipython_display_(self) -> None:
-        show(self.widget)
+        show(self.widget, self.static)
 
     def _on_conversation(self, change: dict[str, Any]) -> None:
         self.state.select_conversation(change["new"])
@@ -100,16 +164,32 @@ class CompareView:
 
     def _draw_runs(self) -> None:
         state = self.state
-        self.costs.value = figure_png(side_by_side(state, draw_cost, FIGSIZE_BARS))
+        self.costs.value = figure_png(side_by_side(state, draw_cost, FIGSIZE_BARS, same_scale="x"))
         self.accuracy.value = figure_png(side_by_side(state, draw_accuracy, FIGSIZE_BARS))
         self.metrics.value = frame_html(state.metrics_diff(), max_rows=80, digits=3)
 
     def _draw_conversation(self) -> None:
         state = self.state
         self.timelines.value = figure_png(
-            side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE)
+            side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE, same_scale="y")
         )
         self.timeline_table.value = frame_html(state.timeline_diff(), digits=1)
+        self._draw_static()
+
+    def _draw_static(self) -> None:
+        left, right = self.state.sides()
+        self.static.set(
+            static_html(
+                [
+                    png_html(self.timelines.value, alt="context timelines"),
+                    self.timeline_table.value,
+                    png_html(self.costs.value, alt="cost by role"),
+                    png_html(self.accuracy.value, alt="accuracy by question type"),
+                    self.metrics.value,
+                ],
+                title=f"comparison: {left.label} vs {right.label}",
+            )
+        )
 
 
 def compare(catalog: ResultsCatalog | str | Path, left: str, right: str) -> CompareView:
@@ -117,4 +197,13 @@ def compare(catalog: ResultsCatalog | str | Path, left: str, right: str) -> Comp
     return CompareView(CompareState(catalog, left, right))
 
 
-__all__ = ["CompareView", "compare", "draw_accuracy", "draw_cost", "draw_timeline", "side_by_side"]
+__all__ = [
+    "CompareView",
+    "compare",
+    "draw_accuracy",
+    "draw_cost",
+    "draw_timeline",
+    "share_scale",
+    "shared_legend",
+    "side_by_side",
+]

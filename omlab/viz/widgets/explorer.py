@@ -18,7 +18,16 @@ from matplotlib.figure import Figure
 
 from omlab.viz.plots import plot_context_timeline
 from omlab.viz.style import FIGSIZE_WIDE, GREY
-from omlab.viz.widgets._display import figure_png, frame_html, ipywidgets, show, text_html
+from omlab.viz.widgets._display import (
+    StaticCopy,
+    figure_png,
+    frame_html,
+    ipywidgets,
+    png_html,
+    show,
+    static_html,
+    text_html,
+)
 from omlab.viz.widgets.explorer_state import ExplorerState
 
 EVENT_WINDOW = 5
@@ -61,6 +70,7 @@ class ExplorerView:
             continuous_update=False,
             layout=widgets.Layout(width="95%"),
         )
+        self.static = StaticCopy()
         self.timeline = widgets.Image(format="png")
         self.info = widgets.HTML()
         self.observations = widgets.HTML()
@@ -97,7 +107,7 @@ class ExplorerView:
         self._draw_selection()
 
     def _ipython_display_(self) -> None:
-        show(self.widget)
+        show(self.widget, self.static)
 
     # ------------------------------------------------------------------ callbacks
 
@@ -166,6 +176,17 @@ class ExplorerView:
             lines = [f"[{m.role}] {m.text}" for m in messages]
             self.messages.value = text_html("\n".join(lines), empty="no raw messages in context")
         self.events.value = frame_html(state.events_near(self.event_window))
+        self.static.set(
+            static_html(
+                [
+                    png_html(self.timeline.value, alt="context timeline"),
+                    f"<div>{self.info.value}</div>",
+                    self.observations.value,
+                    self.events.value,
+                ],
+                title=f"explorer: run {state.run_id}, conversation {state.conversation_id}, step {state.step}",
+            )
+        )
 
 
 def _number(value: Any) -> float:

@@ -8,6 +8,7 @@ show its message above the (unchanged) last valid figures.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,18 @@ from matplotlib.figure import Figure
 from omlab.engine.messages import Message
 from omlab.viz.plots import plot_context_timeline
 from omlab.viz.simulate import Sample
-from omlab.viz.style import FIGSIZE_WIDE
-from omlab.viz.widgets._display import figure_png, frame_html, ipywidgets, message_html, show
+from omlab.viz.style import FIGSIZE_WIDE, LIGHT_GREY
+from omlab.viz.widgets._display import (
+    StaticCopy,
+    figure_png,
+    frame_html,
+    ipywidgets,
+    message_html,
+    number_text,
+    png_html,
+    show,
+    static_html,
+)
 from omlab.viz.widgets.debounce import Debouncer
 from omlab.viz.widgets.whatif_state import KNOBS, WhatIfState
 
@@ -52,12 +63,16 @@ class WhatIfView:
                 layout=widgets.Layout(width="480px"),
             )
         self.status = widgets.HTML()
-        self.timeline = widgets.Image(format="png")
+        self.timeline = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="1100px"))
         self.table = widgets.HTML()
+        self.static = StaticCopy()
+        self.baseline_steps = state.steps
+        self.y_top = 0.0
+        # sliders with the status under them, the summary beside them, the plot below: all of it
+        # fits a 1440x900 screen (the figure is shorter than the other timelines for that)
         self.widget = widgets.VBox(
             [
-                widgets.HBox([widgets.VBox(list(self.sliders.values())), self.table]),
-                self.status,
+                widgets.HBox([widgets.VBox([*self.sliders.values(), self.status]), self.table]),
                 self.timeline,
             ]
         )
@@ -67,7 +82,7 @@ class WhatIfView:
         self._draw()
 
     def _ipython_display_(self) -> None:
-        show(self.widget)
+        show(self.widget, self.static)
 
     def values(self) -> dict[str, Any]:
         """The sliders' current values, by setting name."""
@@ -92,21 +107,66 @@ class WhatIfView:
                 f"in {result.summary['wall_s']:.2f} s"
             )
         )
+        stale = state.error is not None and result is not None
+        if stale:
+            note = "the plot and the table still show the last valid settings"
         self.status.value = message_html(state.error, note)
-        if result is not None:
-            figure = Figure(figsize=FIGSIZE_WIDE, layout="constrained")
-            plot_context_timeline(
-                result.steps,
-                result.events,
-                ax=figure.add_subplot(),
-                title="What-if: context over the sample conversation",
+        if result is not None and not stale:
+            self.timeline.value = figure_png(self.timeline_figure())
+        self.table.value = frame_html(summary_table(state.summary_frame(), self.baseline, stale=stale), digits=1)
+        self.static.set(
+            static_html(
+                [
+                    f"<div>{html.escape(settings_text(state.values))}</div>",
+                    self.status.value,
+                    self.table.value,
+                    png_html(self.timeline.value, alt="what-if context timeline") if self.timeline.value else "",
+                ],
+                title="what-if panel",
             )
-            self.timeline.value = figure_png(figure)
-        table = state.summary_frame()
-        if len(table):
-            table = table.assign(first=[self.baseline.get(n, float("nan")) for n in table["name"]])
-            table = pd.DataFrame({"metric": table["metric"], "now": table["value"], "first run": table["first"]})
-        self.table.value = frame_html(table, digits=1)
+        )
+
+    def timeline_figure(self) -> Figure:
+        """The sawtooth of the current simulation over the first one's, on a y axis that only grows
+        (so moving a slider never rescales what the eye compares)."""
+        state = self.state
+        figure = Figure(figsize=(FIGSIZE_WIDE[0], 4.0), layout="constrained")
+        ax = figure.add_subplot()
+        baseline = self.baseline_steps
+        if len(baseline):
+            for column, label in (
+                ("pending_tokens", "first run: raw messages"),
+                ("observation_tokens", "first run: observation log"),
+            ):
+                ax.plot(baseline["step"], baseline[column], color=LIGHT_GREY, linewidth=2.4, label=label, zorder=1)
+        plot_context_timeline(
+            state.steps, state.events, ax=ax, title="What-if: context over the sample conversation (grey: first run)"
+        )
+        self.y_top = max(self.y_top, ax.get_ylim()[1])
+        ax.set_ylim(0, self.y_top)
+        return figure
+
+
+def summary_table(summary: pd.DataFrame, baseline: dict[str, float], *, stale: bool = False) -> pd.DataFrame:
+    """``metric``, the current value and the first run's, side by side; the current column says
+    when it is stale (the settings last asked for were refused)."""
+    if summary.empty:
+        return summary
+    now = "now (stale: last valid settings)" if stale else "now"
+    return pd.DataFrame(
+        {
+            "metric": summary["metric"],
+            now: summary["value"],
+            "first run": [baseline.get(n, float("nan")) for n in summary["name"]],
+        }
+    )
+
+
+def settings_text(values: dict[str, Any]) -> str:
+    """The settings as ``name=value`` pairs, integers without decimals."""
+    return ", ".join(
+        f"{name}={number_text(value) if isinstance(value, float | int) else value}" for name, value in values.items()
+    )
 
 
 def what_if(sample: Sample | Sequence[Message] | None = None, *, debounce_s: float = 0.3, **values: Any) -> WhatIfView:
@@ -115,4 +175,4 @@ def what_if(sample: Sample | Sequence[Message] | None = None, *, debounce_s: flo
     return WhatIfView(WhatIfState(sample, **values), debounce_s=debounce_s)
 
 
-__all__ = ["WhatIfView", "what_if"]
+__all__ = ["WhatIfView", "settings_text", "summary_table", "what_if"]
