@@ -5,7 +5,11 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,ray]'
+.venv/bin/python -m pip install -q -e '.[dev,ray,browser]'
+# the browser tests drive Debian's Chromium (playwright's own download needs the network)
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
+    apt-get update -q && apt-get install -y -q chromium
+fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MPLBACKEND=Agg
 # lint and format are part of the test run: a finding fails it
 .venv/bin/ruff check .
