@@ -34,6 +34,9 @@ def test_the_four_notebooks_are_there():
 def test_notebook_is_committed_clean(name):
     notebook = load(name)
     nbformat.validate(notebook)
+    raw = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text())
+    missing = [index for index, cell in enumerate(raw["cells"]) if not cell.get("id")]
+    assert not missing, f"{name}: cells {missing} have no id (nbformat 4.5 needs one on every cell)"
     assert notebook.metadata["kernelspec"]["name"] == "python3"
     assert notebook.cells[0].cell_type == "markdown" and notebook.cells[0].source.startswith(f"# {name[:2]}")
     for index, cell in enumerate(notebook.cells):
