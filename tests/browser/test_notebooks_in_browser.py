@@ -25,13 +25,27 @@ EVIDENCE_CLASS = "omlab-evidence"
 
 
 def open_notebook(page, lab: Lab, name: str) -> None:
-    """Open ``name`` and wait until its kernel is ready."""
-    page.goto(lab.open_url(f"{name}.ipynb"))
+    """Open ``name`` alone and wait until its kernel is ready.
+
+    JupyterLab's workspace would reopen the notebooks an earlier test left open (as hidden tabs
+    whose cells stay in the page, and whose unsaved changes block closing them with a dialog), so
+    the workspace is reset on load and every locator is scoped to :func:`notebook`.
+    """
+    page.goto(lab.open_url(f"{name}.ipynb") + "&reset")
     page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=120_000)
     page.evaluate(
         """async () => { const w = window.jupyterapp.shell.currentWidget;
         await w.context.ready; await w.sessionContext.ready; }"""
     )
+    panels = page.evaluate("() => [...document.querySelectorAll('.jp-NotebookPanel')].length")
+    assert panels == 1, f"opening {name} left {panels} notebooks open"
+    current = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path")
+    assert current.endswith(f"{name}.ipynb"), f"opened {name} but the current tab is {current}"
+
+
+def notebook(page):
+    """The notebook on screen (the current tab's), for locators that must not reach other tabs."""
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first
 
 
 def run_all(page, lab: Lab, name: str) -> None:
@@ -43,16 +57,21 @@ def run_all(page, lab: Lab, name: str) -> None:
         """() => [...document.querySelectorAll('.jp-InputPrompt')].every(p => !p.textContent.includes('*'))"""
     )
     page.wait_for_timeout(1500)  # widget views render after their output arrives
-    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+    errors = (
+        notebook(page)
+        .locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        .all_inner_texts()
+    )
     tracebacks = [text for text in errors if "Traceback" in text or "Error" in text.splitlines()[-1:][0:1]]
-    assert not page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']").count(), (
-        f"{name}: a cell raised:\n" + "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())[-3000:]
+    assert not notebook(page).locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']").count(), (
+        f"{name}: a cell raised:\n"
+        + "\n".join(notebook(page).locator(".jp-OutputArea-output").all_inner_texts())[-3000:]
     )
     assert not tracebacks, f"{name}: {tracebacks}"
 
 
 def last_cell(page):
-    return page.locator(".jp-Notebook .jp-Cell").last
+    return notebook(page).locator(".jp-Cell").last
 
 
 def screenshot(page, lab: Lab, name: str, element=None) -> Path:
@@ -69,7 +88,7 @@ def screenshot(page, lab: Lab, name: str, element=None) -> Path:
 
 
 def assert_no_widget_error(page, name: str) -> None:
-    count = page.get_by_text(WIDGET_ERROR).count()
+    count = notebook(page).get_by_text(WIDGET_ERROR).count()
     assert count == 0, f"{name}: {count} output(s) say {WIDGET_ERROR!r}"
 
 
@@ -101,7 +120,9 @@ def dark_runs(png: bytes, *, min_length: int) -> list[tuple[int, int, int]]:
 def test_tune_buffering_heatmaps_and_what_if_slider(page, lab):
     run_all(page, lab, "02_tune_buffering")
     assert_no_widget_error(page, "02_tune_buffering")
-    heatmaps = page.locator(".jp-Cell").filter(has_text="plot_sweep_heatmap").locator(".jp-OutputArea-output img")
+    heatmaps = (
+        notebook(page).locator(".jp-Cell").filter(has_text="plot_sweep_heatmap").locator(".jp-OutputArea-output img")
+    )
     assert heatmaps.count() >= 1
     screenshot(page, lab, "02-heatmaps", heatmaps.first)
 
@@ -144,7 +165,7 @@ def test_explore_events_and_the_per_question_view(page, lab):
     screenshot(page, lab, "04-explorer", last_cell(page))
     if not any(EVIDENCE_CLASS in path.read_text() for path in (REPO / "omlab").rglob("*.py")):
         pytest.skip(f"no per-question view in this tree yet (no CSS class {EVIDENCE_CLASS!r} under omlab/)")
-    evidence = page.locator(f".{EVIDENCE_CLASS}")
+    evidence = notebook(page).locator(f".{EVIDENCE_CLASS}")
     assert evidence.count() >= 1, "the per-question view shows no highlighted evidence line"
     screenshot(page, lab, "04-per-question", evidence.first)
 
@@ -170,4 +191,4 @@ def test_saved_notebook_reopens_without_widget_errors(page, lab):
     page.wait_for_timeout(3000)
     assert_no_widget_error(page, f"{name} reopened")
     screenshot(page, lab, "02-reopened", last_cell(page))
-    assert page.locator(".omlab-static").count() >= 1
+    assert notebook(page).locator(".omlab-static").count() >= 1

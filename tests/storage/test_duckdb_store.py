@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from datetime import timedelta
 
 import duckdb
@@ -165,22 +164,17 @@ def test_text_that_is_not_valid_unicode_is_named(tmp_path, batch_size):
         assert len(store.get_messages("t1")) == batch_size - 1
 
 
-def test_saving_ten_thousand_messages_is_fast(tmp_path):
+def test_saving_ten_thousand_messages_twice_upserts(tmp_path):
+    # rows per second are benchmarks/bench_storage.py's job
     messages = [
         text_message(f"m{i:05d}", i * 0.5, f"message number {i} with some ordinary text in it") for i in range(10_000)
     ]
     with DuckDBStorage(tmp_path / "speed.duckdb") as store:
-        timings = []
         for _ in range(2):  # the second pass is a pure upsert of the same ids
-            start = time.perf_counter()
             store.save_messages(messages)
-            timings.append(time.perf_counter() - start)
-        start = time.perf_counter()
         got = store.get_messages("t1", after=at(0) - timedelta(seconds=1))
-        read = time.perf_counter() - start
     assert len(got) == 10_000 and got[-1].id == "m09999"
-    assert min(timings) < 1.0, f"save_messages(10k) took {timings}"
-    assert read < 1.0, f"get_messages(10k) took {read:.2f}s"
+    assert [m.id for m in got] == [m.id for m in messages]
 
 
 def test_same_file_with_other_settings_in_this_process(tmp_path):

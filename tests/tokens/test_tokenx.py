@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 import unicodedata
 
 import pytest
@@ -314,11 +313,10 @@ def test_split_without_overlap_rejoins(text, size):
     assert "".join(split_by_tokens(text, size)) == text
 
 
-def test_one_megabyte_of_prose_is_fast():
-    text = (GERMAN + ". " + ENGLISH + " The observer keeps 1,234 notes; see https://x.io/a. ") * 4000
-    started = time.perf_counter()
-    estimate_token_count(text)
-    assert time.perf_counter() - started < 1.0
+def test_one_megabyte_of_prose_counts_as_its_repeated_piece():
+    # speed is benchmarks/bench_tokenx.py's job; here a long text must add up like its pieces
+    piece = GERMAN + ". " + ENGLISH + " The observer keeps 1,234 notes; see https://x.io/a. "
+    assert estimate_token_count(piece * 4000) == 4000 * estimate_token_count(piece)
 
 
 def test_memoised_default_prices_stay_exact_when_the_memo_fills_up(monkeypatch):

@@ -109,4 +109,3 @@ def test_notebook_runs_headless(name, kernel_env):
     assert not any(p for p in (kernel_env / "home").rglob("*") if p.is_file() and "ipython" not in str(p))
     assert not (NOTEBOOKS_DIR / "results").exists()
     print(f"{name}: {elapsed:.1f} s")
-    assert elapsed < 180

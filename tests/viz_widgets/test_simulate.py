@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pandas as pd
 import pytest
@@ -189,11 +188,9 @@ def test_plain_messages_are_accepted():
     assert result.steps["conversation_id"].iloc[0] == "sample"
 
 
-def test_default_sample_is_sized_for_the_panel_and_fast():
+def test_default_sample_is_sized_for_the_panel():
+    # how fast a redraw is, is benchmarks/bench_whatif.py's job
     sample = sample_conversation()
     assert 30_000 <= sample.n_tokens <= 60_000
-    simulate()  # warm: sample made, models loaded
-    started = time.perf_counter()
     result = simulate(block_after=DEFAULT_SETTINGS["block_after"] + 0.3)
-    assert time.perf_counter() - started < 4.0  # benchmarks/bench_whatif.py measures it properly
     assert result.summary["n_message_tokens"] == sample.n_tokens
