@@ -62,9 +62,13 @@ class ExtractionSetup:
         return list(self.plan.inline_slugs)
 
 
-def prepare(om: ObservationalMemory, live: LiveMemory, thread: Thread | None, source: str) -> ExtractionSetup:
+def prepare(
+    om: ObservationalMemory, live: LiveMemory, thread: Thread | None, source: str, *, thread_id: str | None = None
+) -> ExtractionSetup:
+    """The extractors of one operation, their prompt plan and the thread's previous values;
+    ``thread_id`` names a thread other than the live one (a resource-scope cycle's threads)."""
     extractors = om.observation_extractors if source == "observation" else om.reflection_extractors
-    context = {"source": source, "threadId": live.thread_id, "resourceId": live.resource_id}
+    context = {"source": source, "threadId": thread_id or live.thread_id, "resourceId": live.resource_id}
     plan = plan_extraction(extractors, context)
     prior = [
         (slug, str(value)) for slug, value in prior_extraction_items(extractors, thread.metadata if thread else {})

@@ -175,10 +175,13 @@ class ObserverRunner:
         prior_by_thread: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
         timezone: str = "UTC",
         metadata: dict[str, Any] | None = None,
+        inline_items: Sequence[tuple[str, str]] = (),
+        inline_slugs: Sequence[str] = (),
     ) -> tuple[ThreadOutputs, ObserverResult]:
         """The multi-thread Observer (resource scope): ``threads`` are ``(shown id, messages)``;
-        the reply has one ``<thread id>`` block per thread. Degenerate output, or a reply with no
-        observation text for any thread, is retried once."""
+        the reply has one ``<thread id>`` block per thread, each with its own inline extractor
+        sections (``inline_items`` asks for them, ``inline_slugs`` collects them). Degenerate
+        output, or a reply with no observation text for any thread, is retried once."""
         previous, truncated = prepare_previous_observations(active_observations, budget=self.previous_observer_tokens)
         history = "\n".join(
             f'<thread id="{shown}">\n{format_history(observer_view(list(msgs)), timezone=timezone)}\n</thread>'
@@ -192,10 +195,14 @@ class ObserverRunner:
         )
         all_messages = [m for _, msgs in threads for m in msgs]
         content = observer_user_content(user, all_messages, self.observe_attachments, self.model)
-        system = self._systems.get(("multi",))  # type: ignore[call-overload]
+        key = ("multi", *inline_items)
+        system = self._systems.get(key)  # type: ignore[call-overload]
         if system is None:
-            system = self._systems[("multi",)] = observer_system_prompt(  # type: ignore[index]
-                multi_thread=True, instruction=self.instruction, thread_title=self.thread_title
+            system = self._systems[key] = observer_system_prompt(  # type: ignore[index]
+                multi_thread=True,
+                instruction=self.instruction,
+                thread_title=self.thread_title,
+                inline_extractors=tuple(inline_items),
             )
         prompt = [{"role": "system", "content": system}, {"role": "user", "content": content}]
         responses: list[ModelResponse] = []
@@ -214,7 +221,7 @@ class ObserverRunner:
                 )
             )
             responses.append(response)
-            outputs = parse_multi_thread_output(response.text)
+            outputs = parse_multi_thread_output(response.text, inline_slugs=inline_slugs)
             if not outputs.degenerate and any(o.observations.strip() for o in outputs.values()):
                 summary = ObserverResult(
                     ObserverOutput(

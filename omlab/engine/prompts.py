@@ -121,8 +121,9 @@ def observer_system_prompt(
     ]
     if thread_title:
         parts.append(THREAD_TITLE_NOTE)
+    where = " (one inside each thread's <thread> block)" if multi_thread else ""
     for slug, text in inline_extractors:
-        parts.append(f"Also output <{slug}>…</{slug}>: {text}\n")
+        parts.append(f"Also output <{slug}>…</{slug}>{where}: {text}\n")
     if instruction:
         parts.append(f"=== CUSTOM INSTRUCTIONS ===\n{instruction}\n")
     return "\n".join(parts)

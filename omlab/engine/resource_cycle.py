@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from omlab.engine import extraction_step
 from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
+from omlab.engine.extractors import ExtractionResult
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, safe_prefix
 from omlab.engine.messages import Message
@@ -118,24 +120,22 @@ async def observe_resource(
     threads = {t: om.storage.get_thread(t) for t in picked}
     shown = {t: shown_thread_id(om, t) for t in picked}
     active_before = record.active_observations
+    # each thread has its own extraction (its context, its previous values); the one prompt asks
+    # for every inline section any of them needs, inside each thread's block
+    extraction = {t: extraction_step.prepare(om, live, threads[t], "observation", thread_id=t) for t in picked}
+    inline_items = list(dict.fromkeys(item for setup in extraction.values() for item in setup.inline_items))
+    inline_slugs = list(dict.fromkeys(slug for setup in extraction.values() for slug in setup.inline_slugs))
 
     async def run_batch(batch: list[str]) -> Any:
-        prior = []
-        for t in batch:
-            meta = threads[t].om if threads[t] is not None else {}
-            items = [
-                (k, meta[key])
-                for k, key in (("current-task", "currentTask"), ("suggested-response", "suggestedResponse"))
-                if meta.get(key)
-            ]
-            prior.append((shown[t], items))
         return await om.observer.observe_threads(
             [(shown[t], by_thread[t]) for t in batch],
             input_tokens=sum(per_thread[t][0] for t in batch),
             active_observations=active_before,  # every batch sees the same previous observations
-            prior_by_thread=prior,
+            prior_by_thread=[(shown[t], extraction[t].prior) for t in batch],
             timezone=record.observed_timezone,
             metadata={"cycleId": cycle_id, "threadId": ",".join(batch), "operationType": "observation"},
+            inline_items=inline_items,
+            inline_slugs=inline_slugs,
         )
 
     try:
@@ -164,14 +164,19 @@ async def observe_resource(
     unshown = {shown[t]: t for t in picked}
     text = record.active_observations
     observed_ids: list[str] = []
+    extracted_by_thread: dict[str, ExtractionResult] = {}
     for outputs, _ in outcomes:
         for shown_id, output in outputs.items():
             thread_id = unshown.get(shown_id)
             if thread_id is None or not output.observations.strip():
                 continue
             newest = max(m.created_at for m in by_thread[thread_id])
-            text = merge_thread_section(text, shown_id, output.observations.strip(), newest)
+            section = extraction_step.wrap_for_retrieval(om, output.observations.strip(), by_thread[thread_id])
+            text = merge_thread_section(text, shown_id, section, newest)
             thread = threads[thread_id]
+            extracted_by_thread[thread_id] = await extraction_step.finish(
+                om, extraction[thread_id], thread, output, active_before
+            )
             om.update_thread_hints(
                 thread, live, cycle_id, output.current_task, output.suggested_response, output.thread_title
             )
@@ -221,6 +226,7 @@ async def observe_resource(
             "observations": text,
             "threadIds": picked,
             "messageIds": observed_ids,
+            **resource_extraction_fields(extracted_by_thread),
         },
     )
     await call_hook(
@@ -232,9 +238,28 @@ async def observe_resource(
             "costUsd": sum((s.cost_usd or 0.0) for _, s in outcomes),
             "error": None,
             "model": slowest.responses[-1].model if slowest.responses else None,
-            "providerMetadata": {},
+            "providerMetadata": slowest.responses[-1].provider_metadata if slowest.responses else {},
         },
     )
+
+
+def resource_extraction_fields(by_thread: dict[str, ExtractionResult]) -> dict[str, Any]:
+    """A resource cycle's extraction on its one end event: ``extractedValues`` /
+    ``extractionFailures`` merged over its threads in cycle order (as the reference's aggregate),
+    and the same per thread under ``extractedValuesByThread`` / ``extractionFailuresByThread``
+    (the reference emits one end event per thread instead; docs/divergences.md)."""
+    merged = ExtractionResult()
+    for result in by_thread.values():
+        merged.values.update(result.values)
+        merged.failures.extend({**failure} for failure in result.failures)
+    fields = extraction_step.event_fields(merged)
+    values = {t: r.values for t, r in by_thread.items() if r.values}
+    failures = {t: r.failures for t, r in by_thread.items() if r.failures}
+    if values:
+        fields["extractedValuesByThread"] = values
+    if failures:
+        fields["extractionFailuresByThread"] = failures
+    return fields
 
 
 def other_conversations_block(om: ObservationalMemory, live: LiveMemory, current_thread: str) -> str | None:

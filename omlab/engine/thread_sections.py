@@ -25,6 +25,7 @@ _CLOSE = "</thread>"
 _ANY_THREAD_TAG = re.compile(r"<thread(?:\s[^>]*)?>|</thread>", re.IGNORECASE)
 _OPEN_TAG = re.compile(r'<thread id="([^"]*)">')
 _DATE = re.compile(r"Date:\s*([A-Za-z]+\s+[0-9]+,\s+[0-9]+)")
+_GROUP_OPEN = re.compile(r"<observation-group\b")
 _BOUNDARY_LINE = re.compile(r"^--- message boundary \([^)]*\) ---$", re.MULTILINE)
 
 
@@ -72,7 +73,8 @@ def merge_thread_section(existing_text: str, thread_id: str, observations: str, 
 
     If the thread's last section in *existing_text* ends in the same ``Date:`` group as the
     batch's first ``Date:`` line, the batch lines after that ``Date:`` line are inserted just
-    before that section's ``</thread>``. Otherwise the wrapped batch is appended after the
+    before that section's ``</thread>`` (a batch that is one ``<observation-group>`` goes in
+    whole, so the group stays well-formed). Otherwise the wrapped batch is appended after the
     message boundary for *boundary_dt* (after a blank line when *boundary_dt* is None). An
     empty *existing_text* gives the wrapped batch alone; blank *observations* change nothing.
 
@@ -94,6 +96,10 @@ def merge_thread_section(existing_text: str, thread_id: str, observations: str, 
         if existing_dates and _normalised_date(existing_dates[-1]) == _normalised_date(new_date):
             date_line_end = section.find("\n", new_date.start())
             added = section[date_line_end + 1 : section.rfind(_CLOSE)].strip()
+            if _GROUP_OPEN.match(strip_thread_tags(observations)):
+                # an observation group (retrieval) moves whole, its Date: line inside it: cutting
+                # at the Date: line would leave its closing tag without the opening one
+                added = strip_thread_tags(observations)
             if date_line_end != -1 and added:
                 body = existing_text[span[0] : span[1] - len(_CLOSE)].rstrip()
                 return f"{existing_text[: span[0]]}{body}\n{added}\n{_CLOSE}{existing_text[span[1] :]}"
