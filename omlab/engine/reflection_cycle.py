@@ -180,6 +180,9 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
     }
     await call_hook(om.config.hooks, "on_reflection_start", hook_base)
     first_level = start_level(primary_model_name(cfg.model))
+    # reflection.extract runs with the buffered reflection too (its values are kept when it is
+    # buffered, as the reference does), not only with a synchronous one
+    extraction = extraction_step.prepare(om, live, om.storage.get_thread(live.thread_id), "reflection")
 
     async def work() -> Any:
         return await om.reflector.reflect(
@@ -187,6 +190,8 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
             target=target,
             first_level=first_level,
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "buffer-reflection"},
+            inline_items=extraction.inline_items,
+            inline_slugs=extraction.inline_slugs,
         )
 
     async def commit(reflection: Any, error: BaseException | None) -> None:
@@ -217,6 +222,10 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
         head.reflected_observation_line_count = covered
         head.updated_at = now
         om.storage.save_record(head)
+        thread = om.storage.get_thread(live.thread_id)  # fresh: other cycles wrote it meanwhile
+        extracted = await extraction_step.finish(om, extraction, thread, reflection.output, reflection.observations)
+        if thread is not None:
+            om.storage.save_thread(thread)
         om.events.data(
             "data-om-buffering-end",
             {
@@ -226,6 +235,7 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
                 "tokensBuffered": slice_tokens,
                 "bufferedTokens": reflection.tokens,
                 "observations": reflection.observations,
+                **extraction_step.event_fields(extracted),
             },
         )
         await call_hook(
