@@ -12,7 +12,12 @@ from omlab.llm.cache import ResponseCache
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("cache", help="inspect or clear the caches")
+    parser = commands.add_parser(
+        "cache",
+        epilog="examples:\n  omlab cache info\n  omlab cache clear --responses",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="inspect or clear the caches",
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     info = verbs.add_parser("info", help="entries and size of the response cache and prepared memories")
     add_results_option(info)

@@ -22,7 +22,12 @@ COLUMNS = [
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("calls", help="browse a run's model calls")
+    parser = commands.add_parser(
+        "calls",
+        epilog="examples:\n  omlab calls list latest --role observer",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="browse a run's model calls",
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="list model calls")
     listing.add_argument("run", help="run id, or 'latest'")

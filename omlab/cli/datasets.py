@@ -33,7 +33,12 @@ KINDS = (
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("datasets", help="list, fetch or generate datasets")
+    parser = commands.add_parser(
+        "datasets",
+        epilog="examples:\n  omlab datasets list\n  omlab datasets build synthetic --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="list, fetch or generate datasets",
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="the dataset kinds and the local sample files")
     listing.add_argument("--samples", default="datasets/samples", metavar="DIR", help="sample folder to list")

@@ -11,6 +11,8 @@ from omlab.cli.options import add_results_option, resolve_run
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "export",
+        epilog="examples:\n  omlab export latest --format longmemeval --out hypotheses.jsonl",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help="export a run for the official evaluators or as flat tables",
         description="longmemeval: the hypothesis JSONL of LongMemEval's evaluate_qa.py; "
         "locomo: predictions in the shape LoCoMo's evaluation.py scores (key 'prediction'); "

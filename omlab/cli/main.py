@@ -5,6 +5,7 @@ Commands::
     omlab run SUITE [--resume RUN] [--limit N] [--results DIR] [--cache-mode M] [--workers N]
               [--executor pool|ray] [--address auto|ray://HOST:PORT]
     omlab sweep SUITE [same options] [--csv PATH]
+    omlab runs [--limit N] | omlab runs tag RUN TAG... [--remove] | omlab runs delete RUN... --yes
     omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
     omlab calls list RUN|latest [--role R] [--limit N]
@@ -23,9 +24,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from omlab.bench.results.catalog import UnreadableRunWarning
-from omlab.cli import cache, calls, datasets, events, export, report, run, sweep
+from omlab.cli import cache, calls, datasets, events, export, report, run, runs, sweep
 
-_COMMANDS = (run, sweep, report, events, calls, datasets, cache, export)
+_COMMANDS = (run, sweep, runs, report, events, calls, datasets, cache, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from omlab.bench.report import write_report
+from omlab.bench.results import metrics_df, runs_df
+from omlab.bench.run_index import headline_text
 from omlab.cli.options import add_results_option, resolve_run
 
 
@@ -12,8 +14,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "report",
         help="write a run's report",
-        description="Metrics table, accuracy per type, cost by role/model/tier, "
-        "compression and blocking of one run, in results/reports/<run>/.",
+        description="Print a run's headline numbers and write its report (metrics table, accuracy per type, "
+        "cost by role/model/tier, compression and blocking) in results/reports/<run>/.",
+        epilog="examples:\n  omlab report latest\n  omlab report 20250101T000000-abcdef --plots --format html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run", help="run id, or 'latest'")
     add_results_option(parser)
@@ -26,5 +30,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     run_id = resolve_run(args.results, args.run)
     path = write_report(args.results, run_id, fmt=args.format, plots=args.plots, out_dir=args.out)
-    print(path)
+    header = runs_df(args.results)
+    header = header[header["run_id"].astype(str) == run_id].tail(1)
+    if len(header):
+        row = header.iloc[0]
+        print(f"run {run_id} · {row['suite']} [{row['config_name']}] · {row['status']}")
+    print(headline_text(metrics_df(args.results, run_id)))
+    print(f"report: {path}")
     return 0

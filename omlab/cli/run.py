@@ -23,6 +23,8 @@ HEADLINE = (
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "run",
+        epilog="examples:\n  omlab run benchmarks/quickstart.toml\n  omlab run benchmarks/quickstart.toml --limit 2 --workers 2",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help="run a benchmark suite (resumable)",
         description="Run every configuration of a suite; a killed run resumes "
         "where it stopped when the same command is run again.",

@@ -17,6 +17,8 @@ from omlab.cli.options import add_run_options, run_options
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "sweep",
+        epilog="examples:\n  omlab sweep benchmarks/sweep_buffering.toml --csv sweep.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         help="run a suite's grid and compare the cells",
         description="Run every [grid] cell of a suite (each its own run) and print "
         "blocked seconds, sync observations, activations, context size, "

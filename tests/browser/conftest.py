@@ -48,7 +48,8 @@ class Lab:
     log: Path
 
     def open_url(self, notebook: str) -> str:
-        return f"{self.url}/lab/tree/{notebook}?token={TOKEN}"
+        # reset: no tabs restored from the previous test's workspace
+        return f"{self.url}/lab/tree/{notebook}?reset&token={TOKEN}"
 
 
 def free_port() -> int:

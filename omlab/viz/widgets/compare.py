@@ -36,7 +36,7 @@ def side_by_side(
     axes = figure.subplots(1, 2)
     for side, ax in zip(state.sides(), axes, strict=True):
         draw(side, ax)
-        ax.set_title(f"{side.label}\n{ax.get_title()}", fontsize=10, loc="left")
+        ax.set_title(f"{side.label}\n{ax.get_title(loc='left')}", fontsize=10, loc="left")
     if same_scale:
         share_scale(axes, same_scale)
     shared_legend(figure, axes)

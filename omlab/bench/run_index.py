@@ -1,0 +1,165 @@
+"""The runs under a results directory at a glance: headline numbers, tags, deletion.
+
+What ``omlab runs`` and ``omlab report`` print. Tags live in ``<results_dir>/tags.json``
+(``{run_id: [tag, ...]}``) beside the run files, which stay as the harness wrote them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from omlab.bench.metrics import metric_value
+from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
+from omlab.bench.results.layout import parts_path, run_path
+
+HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("questions", "questions", "count"),
+    ("accuracy", "accuracy", "percent"),
+    ("retention", "retention", "percent"),
+    ("cost_usd", "cost", "usd"),
+    ("blocked_s", "blocked", "seconds"),
+    ("context_tokens_peak", "peak context", "tokens"),
+    ("compression_observation", "compression", "ratio"),
+)
+"""``(metric, label, kind)`` of the headline numbers, in print order; absent metrics are left out."""
+
+TAGS_FILE = "tags.json"
+
+
+def headline(metrics: pd.DataFrame) -> dict[str, str]:
+    """The headline numbers of one run's ``metrics`` rows as ``{label: text}``."""
+    shown: dict[str, str] = {}
+    for name, label, kind in HEADLINE:
+        value = metric_value(metrics, name) if len(metrics) else math.nan
+        if not math.isnan(value):
+            shown[label] = _text(value, kind)
+    return shown
+
+
+def headline_text(metrics: pd.DataFrame) -> str:
+    """``accuracy 62.5% · cost $0.25 · ...`` (``no metrics yet`` when there are none)."""
+    numbers = headline(metrics)
+    return " · ".join(f"{label} {text}" for label, text in numbers.items()) or "no metrics yet"
+
+
+def runs_overview(results_dir: str | Path) -> pd.DataFrame:
+    """One row per run, newest first: ``run_id``, ``suite``, ``config_name``, ``status``, ``tags``,
+    ``headline``; unreadable run files are rows with status ``unreadable`` and the problem."""
+    catalog = ResultsCatalog(results_dir)
+    runs = runs_df(catalog)
+    metrics = metrics_df(catalog) if len(runs) else pd.DataFrame(columns=["run_id", "name", "group_key", "value"])
+    tags = read_tags(results_dir)
+    rows = [
+        {
+            "run_id": str(run.run_id),
+            "suite": run.suite,
+            "config_name": run.config_name,
+            "status": run.status,
+            "tags": ",".join(tags.get(str(run.run_id), [])),
+            "headline": headline_text(metrics[metrics["run_id"] == run.run_id]),
+        }
+        for run in runs.drop_duplicates("run_id", keep="last").itertuples()
+    ]
+    rows += [
+        {
+            "run_id": bad.run_id,
+            "suite": "",
+            "config_name": "",
+            "status": "unreadable",
+            "tags": ",".join(tags.get(bad.run_id, [])),
+            "headline": bad.problem,
+        }
+        for bad in catalog.unreadable_runs()
+    ]
+    columns = ["run_id", "suite", "config_name", "status", "tags", "headline"]
+    frame = pd.DataFrame(rows, columns=columns)
+    # generated run ids sort by start time
+    return frame.sort_values("run_id", ascending=False, ignore_index=True)
+
+
+def read_tags(results_dir: str | Path) -> dict[str, list[str]]:
+    """``{run_id: tags}`` from the results directory's tags file (empty when there is none).
+
+    Raises:
+        ValueError: A tags file that is not a JSON object of lists (names the file).
+    """
+    path = Path(results_dir) / TAGS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON ({error})") from error
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise ValueError(f"{path}: expected an object of run id -> list of tags")
+    return {str(k): [str(t) for t in v] for k, v in data.items()}
+
+
+def tag_run(results_dir: str | Path, run_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> list[str]:
+    """Add and remove tags of ``run_id``; return its tags.
+
+    Raises:
+        ValueError: A run id with no file.
+    """
+    _require_run(results_dir, run_id)
+    tags = read_tags(results_dir)
+    current = [t for t in tags.get(run_id, []) if t not in set(remove)]
+    current += [t for t in dict.fromkeys(add) if t not in current]
+    if current:
+        tags[run_id] = current
+    else:
+        tags.pop(run_id, None)
+    (Path(results_dir) / TAGS_FILE).write_text(json.dumps(tags, indent=1, sort_keys=True) + "\n")
+    return current
+
+
+def delete_run(results_dir: str | Path, run_id: str) -> list[Path]:
+    """Delete run ``run_id``'s file (and its live snapshot and tags); return what was removed.
+
+    Raises:
+        ValueError: A run id with no file, or a run a writer holds right now.
+    """
+    _require_run(results_dir, run_id)
+    catalog = ResultsCatalog(results_dir)
+    if catalog.is_live(run_id):
+        raise ValueError(f"run {run_id!r} is being written right now; stop it before deleting it")
+    path = run_path(results_dir, run_id)
+    removed = []
+    for extra in (path, path.with_name(path.name + ".wal")):
+        if extra.exists():
+            extra.unlink()
+            removed.append(extra)
+    parts = parts_path(results_dir, run_id)
+    if parts.exists():
+        shutil.rmtree(parts)
+        removed.append(parts)
+    tags = read_tags(results_dir)
+    if tags.pop(run_id, None) is not None:
+        (Path(results_dir) / TAGS_FILE).write_text(json.dumps(tags, indent=1, sort_keys=True) + "\n")
+    return removed
+
+
+def _require_run(results_dir: str | Path, run_id: str) -> None:
+    if not run_path(results_dir, run_id).is_file():
+        raise ValueError(f"no run {run_id!r} under {Path(results_dir) / 'runs'}")
+
+
+def _text(value: float, kind: str) -> str:
+    if kind == "percent":
+        return f"{value:.1%}"
+    if kind == "usd":
+        return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    if kind == "seconds":
+        return f"{value:,.1f} s"
+    if kind == "ratio":
+        return f"{value:.2f}x"
+    return f"{value:,.0f}"
+
+
+__all__ = ["HEADLINE", "TAGS_FILE", "delete_run", "headline", "headline_text", "read_tags", "runs_overview", "tag_run"]

@@ -1,0 +1,79 @@
+"""``omlab runs``: list the runs (newest first, with headline numbers), tag them, delete them."""
+
+from __future__ import annotations
+
+import argparse
+
+from omlab.bench.run_index import delete_run, runs_overview, tag_run
+from omlab.cli.options import add_results_option, resolve_run
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "runs",
+        help="list, tag and delete runs",
+        description="List the runs under the results directory, newest first, with suite, configuration, "
+        "status, tags and headline numbers; tag or delete them.",
+        epilog="examples:\n  omlab runs\n  omlab runs tag latest baseline\n  omlab runs delete 20250101T000000-abcdef --yes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_results_option(parser)
+    parser.add_argument("--limit", type=int, default=20, metavar="N", help="show at most N runs (default 20; 0: all)")
+    parser.set_defaults(handler=handle_list)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    tag = verbs.add_parser(
+        "tag",
+        help="add (or --remove) tags of a run",
+        description="Add tags to a run, or remove them with --remove; tags show in 'omlab runs'.",
+        epilog="example:\n  omlab runs tag latest baseline tight-buffers",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tag.add_argument("run", help="run id, or 'latest'")
+    tag.add_argument("tags", nargs="+", metavar="TAG")
+    tag.add_argument("--remove", action="store_true", help="remove these tags instead of adding them")
+    add_results_option(tag)
+    tag.set_defaults(handler=handle_tag)
+    delete = verbs.add_parser(
+        "delete",
+        help="delete runs (their files)",
+        description="Delete runs' files; without --yes only says what would be deleted.",
+        epilog="example:\n  omlab runs delete 20250101T000000-abcdef --yes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    delete.add_argument("runs", nargs="+", metavar="RUN", help="run ids, or 'latest'")
+    delete.add_argument("--yes", action="store_true", help="really delete")
+    add_results_option(delete)
+    delete.set_defaults(handler=handle_delete)
+
+
+def handle_list(args: argparse.Namespace) -> int:
+    frame = runs_overview(args.results)
+    if frame.empty:
+        print(f"no runs under {args.results}")
+        return 0
+    total = len(frame)
+    if args.limit:
+        frame = frame.head(args.limit)
+    print(frame.fillna("").to_string(index=False, max_colwidth=90))
+    if len(frame) < total:
+        print(f"({len(frame)} of {total} runs; --limit 0 shows all)")
+    return 0
+
+
+def handle_tag(args: argparse.Namespace) -> int:
+    run_id = resolve_run(args.results, args.run)
+    kept = tag_run(args.results, run_id, remove=args.tags) if args.remove else tag_run(args.results, run_id, args.tags)
+    print(f"{run_id}: {', '.join(kept) or '(no tags)'}")
+    return 0
+
+
+def handle_delete(args: argparse.Namespace) -> int:
+    # an unreadable run must stay deletable: only "latest" goes through the readable-run lookup
+    run_ids = [resolve_run(args.results, run) if run == "latest" else run for run in args.runs]
+    if not args.yes:
+        print("would delete " + ", ".join(run_ids) + " (add --yes to delete)")
+        return 0
+    for run_id in run_ids:
+        removed = delete_run(args.results, run_id)
+        print(f"deleted {run_id} ({len(removed)} path(s))")
+    return 0
