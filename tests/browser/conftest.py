@@ -48,8 +48,7 @@ class Lab:
     log: Path
 
     def open_url(self, notebook: str) -> str:
-        # reset: no tabs restored from the previous test's workspace
-        return f"{self.url}/lab/tree/{notebook}?reset&token={TOKEN}"
+        return f"{self.url}/lab/tree/{notebook}?token={TOKEN}"
 
 
 def free_port() -> int:
