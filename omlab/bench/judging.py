@@ -59,8 +59,15 @@ class Judge:
         try:
             if not self.locomo or question.category in J_CATEGORIES:
                 result.scores.append(await self._verdict(question, hypothesis))
-            if self.locomo and question.category is not None:
+        except Exception as error:  # noqa: BLE001 - no verdict; the phase mark carries the error
+            result.error = describe_error(error)
+        if self.locomo and question.category is not None:
+            # model-free: a judge that fails must not take the F1 with it
+            try:
                 f1 = locomo_f1(hypothesis, question.answer, question.category)
+            except Exception as error:  # noqa: BLE001 - left unscored; the phase mark carries the error
+                result.error = "; ".join(filter(None, (result.error, f"F1: {describe_error(error)}")))
+            else:
                 result.scores.append(
                     {
                         "question_id": question.id,
@@ -69,8 +76,6 @@ class Judge:
                         "details": {"category": question.category},
                     }
                 )
-        except Exception as error:  # noqa: BLE001 - left unscored; the phase mark carries the error
-            result.scores, result.error = [], describe_error(error)
         result.calls = self._calls[before:]
         return result
 
