@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from omlab.bench.scoring.aggregate import locomo_report, longmemeval_report
+from omlab.bench.scoring.bootstrap import wilson_ci
 
 SSU, SSA, SSP = "single-session-user", "single-session-assistant", "single-session-preference"
 MS, TR, KU = "multi-session", "temporal-reasoning", "knowledge-update"
@@ -53,7 +54,27 @@ def test_longmemeval_per_type_table():
     assert table["n_correct"].tolist() == [2, 1, 0, 2, 2, 0]
     assert table["accuracy"].tolist() == pytest.approx([2 / 3, 1, 0, 0.5, 1, 0])
     assert (table["ci_lo"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_hi"]).all()
-    assert table.loc[TR, ["ci_lo", "ci_hi"]].tolist() == [1.0, 1.0]
+    # 2/2 correct: the Wilson interval reaches 1 but is not a certainty
+    low, high = table.loc[TR, ["ci_lo", "ci_hi"]].tolist()
+    assert high == 1.0 and low == pytest.approx(0.3424, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("correct", "n", "low", "high"),
+    [(0, 6, 0.0, 0.3903), (6, 6, 0.6097, 1.0), (7, 12, 0.3195, 0.8067), (1, 1, 0.2065, 1.0)],
+)
+def test_wilson_intervals_never_collapse_for_a_proportion(correct, n, low, high):
+    interval = wilson_ci([True] * correct + [False] * (n - correct))
+    assert interval.mean == pytest.approx(correct / n)
+    assert (interval.lo, interval.hi) == (pytest.approx(low, abs=1e-4), pytest.approx(high, abs=1e-4))
+    assert interval.hi - interval.lo > 0
+
+
+def test_wilson_takes_proportions_only():
+    with pytest.raises(ValueError, match="proportions only"):
+        wilson_ci([0.5, 1.0])
+    with pytest.raises(ValueError, match="non-empty"):
+        wilson_ci([])
 
 
 def test_task_average_over_present_types_only():

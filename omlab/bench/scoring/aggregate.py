@@ -27,7 +27,7 @@ import pandas as pd
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.schema import LONGMEMEVAL_TYPES
-from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci
+from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci, wilson_ci
 
 MissingPolicy = Literal["error", "wrong", "drop"]
 LOCOMO_CATEGORY_ORDER: tuple[int, ...] = (4, 1, 2, 3, 5)
@@ -112,7 +112,7 @@ def longmemeval_report(
         abstention_accuracy=float(abstention.mean()) if len(abstention) else float("nan"),
         n=len(frame),
         n_abstention=len(abstention),
-        overall_ci=bootstrap_ci(frame["correct"].tolist(), n=n_boot, alpha=alpha, seed=seed),
+        overall_ci=wilson_ci(frame["correct"].astype(float).tolist(), alpha=alpha),
         by_type=by_type,
         missing_types=tuple(t for t in LONGMEMEVAL_TYPES if t not in by_type.index),
     )
@@ -158,7 +158,7 @@ def locomo_report(
         j_order = [c for c in order if c in J_CATEGORIES]
         j_table = _named(_accuracy_table(j_frame, "category", j_order, n_boot=n_boot, alpha=alpha, seed=seed))
         j = float(j_frame["correct"].mean())
-        j_ci = bootstrap_ci(j_frame["correct"].tolist(), n=n_boot, alpha=alpha, seed=seed)
+        j_ci = wilson_ci(j_frame["correct"].astype(float).tolist(), alpha=alpha)
     else:
         j_table, j, j_ci = _empty_table("accuracy"), float("nan"), None
     return LoCoMoReport(
@@ -207,19 +207,31 @@ def _type_order(types: pd.Series) -> list[str]:
 def _accuracy_table(
     frame: pd.DataFrame, key: str, order: list, *, n_boot: int, alpha: float, seed: int
 ) -> pd.DataFrame:
-    table = _mean_table(frame, key, order, "correct", n_boot=n_boot, alpha=alpha, seed=seed)
+    table = _mean_table(frame, key, order, "correct", n_boot=n_boot, alpha=alpha, seed=seed, proportion=True)
     table = table.rename(columns={"correct": "accuracy"})
     table.insert(1, "n_correct", [int(frame.loc[frame[key] == k, "correct"].sum()) for k in order])
     return table
 
 
 def _mean_table(
-    frame: pd.DataFrame, key: str, order: list, column: str, *, n_boot: int, alpha: float, seed: int
+    frame: pd.DataFrame,
+    key: str,
+    order: list,
+    column: str,
+    *,
+    n_boot: int,
+    alpha: float,
+    seed: int,
+    proportion: bool = False,
 ) -> pd.DataFrame:
+    """Per ``key`` value: n, the mean of ``column`` and its interval (Wilson for a ``proportion``,
+    else bootstrap)."""
     rows = []
     for value in order:
         scores = frame.loc[frame[key] == value, column].astype(float).tolist()
-        interval = bootstrap_ci(scores, n=n_boot, alpha=alpha, seed=seed)
+        interval = (
+            wilson_ci(scores, alpha=alpha) if proportion else bootstrap_ci(scores, n=n_boot, alpha=alpha, seed=seed)
+        )
         rows.append({"n": len(scores), column: interval.mean, "ci_lo": interval.lo, "ci_hi": interval.hi})
     table = pd.DataFrame(rows, index=pd.Index(order, name=key))
     return table if rows else _empty_table(column)

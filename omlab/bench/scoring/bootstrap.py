@@ -1,8 +1,11 @@
-"""Percentile bootstrap confidence intervals for per-question scores."""
+"""Confidence intervals for per-question scores: Wilson score intervals for proportions (a share
+of correct answers), percentile bootstrap for other means (F1, task-averaged accuracy)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
@@ -51,3 +54,28 @@ def bootstrap_ci(
     mean = float(data.mean())
     # With very few resamples the quantiles can miss the mean; keep lo <= mean <= hi.
     return ConfidenceInterval(mean, min(float(lo), mean), max(float(hi), mean))
+
+
+def wilson_ci(values: Sequence[bool | float], *, alpha: float = 0.05) -> ConfidenceInterval:
+    """Share of true ``values`` and its ``1 - alpha`` Wilson score interval.
+
+    Unlike a bootstrap, it never collapses to a zero-width interval for n > 0: 0 correct out of 6
+    gives 0 % with an upper bound near 39 %, not "0.0 % - 0.0 %".
+
+    Raises:
+        ValueError: empty input, a value other than 0/1 (or NaN), or ``alpha`` outside (0, 1).
+    """
+    data = np.asarray(values, dtype=float)
+    if data.ndim != 1 or data.size == 0:
+        raise ValueError("wilson_ci needs a non-empty 1-D sequence of 0/1 values")
+    if not np.isin(data, (0.0, 1.0)).all():
+        raise ValueError("wilson_ci takes proportions only: every value must be 0/1 or a bool")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    n = data.size
+    share = float(data.mean())
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    denominator = 1 + z * z / n
+    centre = (share + z * z / (2 * n)) / denominator
+    half = z / denominator * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return ConfidenceInterval(share, max(0.0, centre - half), min(1.0, centre + half))
