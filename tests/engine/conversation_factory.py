@@ -117,3 +117,12 @@ def make_conversation(
         if rng.random() < 0.08:
             when += timedelta(days=rng.randint(1, 3), hours=rng.randint(0, 5))
     return out
+
+
+async def feed_and_settle(om, clock, messages: list[Message], thread: str = "t") -> None:
+    """Add ``messages`` one per step to ``thread``, moving the virtual ``clock`` to each message's
+    time, then let background work finish."""
+    for message in messages:
+        clock.set(message.created_at)
+        await om.add_messages(thread, [message])
+    await om.settle()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from conversation_factory import make_conversation
+from conversation_factory import feed_and_settle, make_conversation
 
 from omlab import Extractor, ObservationalMemory
 from omlab.engine.clock import VirtualClock
@@ -50,13 +50,6 @@ def _om(observation: dict, reflection: dict, latency: float = 1.0, **options):
     return om, clock, parts
 
 
-async def _feed(om, clock, messages):
-    for message in messages:
-        clock.set(message.created_at)
-        await om.add_messages("t", [message])
-    await om.settle()
-
-
 def _data(parts, type_, operation=None):
     return [p.data for p in parts if p.type == type_ and (operation is None or p.data["operationType"] == operation)]
 
@@ -67,7 +60,7 @@ async def test_reflection_extract_runs_with_a_synchronous_reflection():
         {"messageTokens": 600, "bufferTokens": False},
         {"observationTokens": 1_200, "extract": [OPEN_QUESTIONS]},
     )
-    await _feed(om, clock, make_conversation(12_000, seed=5))
+    await feed_and_settle(om, clock, make_conversation(12_000, seed=5))
     ends = _data(parts, "data-om-observation-end", "reflection")
     assert ends, "no synchronous reflection ran"
     assert ends[0]["extractedValues"]["open-questions"] == "which ferry to take"
@@ -81,7 +74,7 @@ async def test_reflection_extract_runs_with_a_buffered_reflection():
         {"messageTokens": 600, "bufferTokens": 0.25},
         {"observationTokens": 1_200, "bufferActivation": 0.5, "extract": [OPEN_QUESTIONS]},
     )
-    await _feed(om, clock, make_conversation(12_000, seed=6))
+    await feed_and_settle(om, clock, make_conversation(12_000, seed=6))
     buffered = _data(parts, "data-om-buffering-end", "reflection")
     assert buffered, "no buffered reflection ran"
     assert buffered[0]["extractedValues"]["open-questions"] == "which ferry to take"
@@ -97,7 +90,7 @@ async def test_a_failing_extractor_is_reported_on_the_end_event_and_the_cycle_co
     om, clock, parts = _om(
         {"messageTokens": 600, "bufferTokens": False, "extract": [mood]}, {"observationTokens": 50_000}
     )
-    await _feed(om, clock, make_conversation(2_000, seed=7))
+    await feed_and_settle(om, clock, make_conversation(2_000, seed=7))
     ends = _data(parts, "data-om-observation-end", "observation")
     assert ends and ends[0]["observations"].strip(), "the cycle did not commit its observations"
     failures = ends[0]["extractionFailures"]
@@ -111,7 +104,7 @@ async def test_the_status_part_reports_the_buffered_reflections_input_while_and_
         {"observationTokens": 1_200, "bufferActivation": 0.5},
         latency=60.0,  # the reflection is still running while a few messages arrive
     )
-    await _feed(om, clock, make_conversation(12_000, seed=8))
+    await feed_and_settle(om, clock, make_conversation(12_000, seed=8))
     statuses = [p.data["windows"]["buffered"]["reflection"] for p in parts if p.type == "data-om-status"]
     running = [s for s in statuses if s["status"] == "running"]
     complete = [s for s in statuses if s["status"] == "complete"]
@@ -130,9 +123,9 @@ async def test_share_token_budget_lets_messages_use_the_unused_observation_space
     shared, clock, shared_parts = _om(
         {"messageTokens": 600, "bufferTokens": False}, {"observationTokens": 2_000}, shareTokenBudget=True
     )
-    await _feed(shared, clock, make_conversation(6_000, seed=9))
+    await feed_and_settle(shared, clock, make_conversation(6_000, seed=9))
     plain, clock, plain_parts = _om({"messageTokens": 600, "bufferTokens": False}, {"observationTokens": 2_000})
-    await _feed(plain, clock, make_conversation(6_000, seed=9))
+    await feed_and_settle(plain, clock, make_conversation(6_000, seed=9))
 
     shared_status = [p.data["windows"]["active"]["messages"] for p in shared_parts if p.type == "data-om-status"]
     assert shared_status[0]["threshold"] == 2_600  # nothing observed yet: the whole budget

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from conversation_factory import make_conversation
+from conversation_factory import feed_and_settle, make_conversation
 
 from omlab import ObservationalMemory
 from omlab.engine.clock import VirtualClock
@@ -43,13 +43,6 @@ def _om(observation, hooks=None, **extra):
     return om, clock, parts
 
 
-async def _feed(om, clock, messages):
-    for message in messages:
-        clock.set(message.created_at)
-        await om.add_messages("t", [message])
-    await om.settle()
-
-
 async def test_hooks_fire_with_every_trigger_and_a_raising_hook_never_fails_the_cycle():
     seen = []
 
@@ -62,13 +55,13 @@ async def test_hooks_fire_with_every_trigger_and_a_raising_hook_never_fails_the_
 
     hooks = {"onObservationStart": start, "onObservationEnd": end}
     sync, clock, _ = _om({"bufferTokens": False}, hooks)
-    await _feed(sync, clock, make_conversation(2_000, seed=1))
+    await feed_and_settle(sync, clock, make_conversation(2_000, seed=1))
     assert ("start", "turn-sync") in seen and ("end", "turn-sync", None) in seen
     assert (await sync.get_observations("t")).strip(), "the raising start hook did not stop the cycle"
 
     seen.clear()
     buffered, clock, _ = _om({"bufferTokens": 0.2}, hooks)
-    await _feed(buffered, clock, make_conversation(2_000, seed=2))
+    await feed_and_settle(buffered, clock, make_conversation(2_000, seed=2))
     assert ("start", "async-buffer") in seen and ("end", "async-buffer", None) in seen
 
     seen.clear()
@@ -79,13 +72,13 @@ async def test_hooks_fire_with_every_trigger_and_a_raising_hook_never_fails_the_
 async def test_failure_policy_abort_raises_and_continue_reports():
     aborting, clock, parts = _om({"model": f"omlab/{DownObserver.name}", "bufferTokens": False})
     with pytest.raises(RuntimeError, match="provider is down"):
-        await _feed(aborting, clock, make_conversation(2_000, seed=3))
+        await feed_and_settle(aborting, clock, make_conversation(2_000, seed=3))
     assert any(p.type == "data-om-observation-failed" for p in parts)
 
     going_on, clock, parts = _om(
         {"model": f"omlab/{DownObserver.name}", "bufferTokens": False, "failurePolicy": "continue"}
     )
-    await _feed(going_on, clock, make_conversation(2_000, seed=3))
+    await feed_and_settle(going_on, clock, make_conversation(2_000, seed=3))
     assert any(p.type == "data-om-observation-failed" for p in parts)
     assert len(await going_on.get_unobserved_messages("t")) > 0
 
@@ -93,7 +86,7 @@ async def test_failure_policy_abort_raises_and_continue_reports():
 async def test_buffering_failure_is_reported_as_a_buffering_failed_part():
     om, clock, parts = _om({"model": f"omlab/{DownObserver.name}", "bufferTokens": 0.2, "failurePolicy": "continue"})
     messages = make_conversation(900, seed=4)  # below the threshold: only buffering runs
-    await _feed(om, clock, messages)
+    await feed_and_settle(om, clock, messages)
     failed = [p.data for p in parts if p.type == "data-om-buffering-failed"]
     assert failed and failed[0]["operationType"] == "observation" and "provider is down" in failed[0]["error"]
     assert failed[0]["tokensAttempted"] > 0 and "cycleId" in failed[0]
@@ -102,7 +95,7 @@ async def test_buffering_failure_is_reported_as_a_buffering_failed_part():
 async def test_clear_forgets_the_memory_and_keeps_the_messages():
     om, clock, _ = _om({"bufferTokens": False})
     messages = make_conversation(2_500, seed=5)
-    await _feed(om, clock, messages)
+    await feed_and_settle(om, clock, messages)
     assert (await om.get_observations("t")).strip()
     await om.clear("t")
     assert await om.get_observations("t") == ""
@@ -112,7 +105,7 @@ async def test_clear_forgets_the_memory_and_keeps_the_messages():
 async def test_buffer_on_idle_buffers_what_is_left_at_the_end_of_a_turn():
     om, clock, parts = _om({"bufferTokens": 0.5, "bufferOnIdle": True})
     messages = make_conversation(300, seed=6)  # far below one buffering interval
-    await _feed(om, clock, messages)
+    await feed_and_settle(om, clock, messages)
     assert not any(p.type == "data-om-buffering-start" for p in parts)
     await om.end_turn("t")
     await om.settle()
@@ -120,7 +113,7 @@ async def test_buffer_on_idle_buffers_what_is_left_at_the_end_of_a_turn():
     assert (await om.get_record("t")).buffered_chunks
 
     off, clock, parts = _om({"bufferTokens": 0.5})
-    await _feed(off, clock, make_conversation(300, seed=6))
+    await feed_and_settle(off, clock, make_conversation(300, seed=6))
     await off.end_turn("t")
     await off.settle()
     assert not any(p.type == "data-om-buffering-start" for p in parts)
