@@ -20,9 +20,12 @@
   the ``data-om-activation`` that puts a chunk in the log), ``compression_observation_per_cycle``
   (mean per-cycle ratio), the same two for reflection (input log tokens / output log tokens), and
   ``compression_context`` = mean over questions of full-history tokens / context tokens;
-* cost: ``cost_usd`` (``all``, ``role:<r>``, ``model:<m>``, ``tier:<t>``), ``cost_usd_paid``
-  (calls not answered from a cache), ``calls`` (``all`` and per role), ``cached_calls``,
-  ``call_errors``, ``input_tokens`` / ``output_tokens`` per role;
+* cost: ``cost_usd``, *as configured* (every call's tokens priced with the run's own prices,
+  cached calls included), and ``cost_usd_paid``, *paid* (only calls sent to a provider in this
+  run; a response-cache hit or a reused prepared memory costs 0), each for ``all``, ``role:<r>``,
+  ``model:<m>``, ``tier:<t>``; ``calls`` (``all`` and per role), ``cached_calls``,
+  ``call_errors``, ``unpriced_calls`` (calls no price resolved for, counted at $0),
+  ``input_tokens`` / ``output_tokens`` per role;
 * blocking: ``blocked_s`` (virtual seconds the actor waited, summed over steps),
   ``blocked_s_per_conversation``, ``blocked_steps``, ``sync_observations``, ``sync_reflections``,
   ``buffered_observations``, ``buffered_reflections``, ``activations`` (buffered observation
@@ -41,6 +44,7 @@ import pandas as pd
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.locomo_protocol import aggregate_f1_values
+from omlab.bench.results.frames import paid_costs
 from omlab.bench.scoring import bootstrap_ci, locomo_report, longmemeval_report
 
 METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n")
@@ -339,20 +343,23 @@ def _cost_metrics(calls: pd.DataFrame) -> list[dict[str, Any]]:
         return []
     cost = _numeric(calls["cost_usd"]).fillna(0.0)
     cached = calls["cached"].astype("boolean").fillna(False).astype(bool)
+    paid = _numeric(paid_costs(calls)).fillna(0.0)
     rows = [
         _row("cost_usd", "all", float(cost.sum()), n=len(calls)),
-        _row("cost_usd_paid", "all", float(cost[~cached].sum()), n=int((~cached).sum())),
+        _row("cost_usd_paid", "all", float(paid.sum()), n=int((~cached).sum())),
         _row("calls", "all", len(calls), n=len(calls)),
         _row("cached_calls", "all", int(cached.sum()), n=len(calls)),
         _row("call_errors", "all", int(calls["error"].notna().sum()), n=len(calls)),
+        _row("unpriced_calls", "all", int((_numeric(calls["cost_usd"]).isna() & calls["error"].isna()).sum())),
     ]
     model = calls["resolved_model"].fillna(calls["requested_model"]).fillna("unknown")
     tier = _numeric(calls["tier"])
-    for prefix, keys in (("role", calls["role"].fillna("unknown")), ("model", model)):
-        for key, group_cost in cost.groupby(keys.astype(str), sort=True):
-            rows.append(_row("cost_usd", f"{prefix}:{key}", float(group_cost.sum()), n=len(group_cost)))
-    for key, group_cost in cost[tier.notna()].groupby(tier[tier.notna()].astype(int), sort=True):
-        rows.append(_row("cost_usd", f"tier:{key}", float(group_cost.sum()), n=len(group_cost)))
+    for name, values in (("cost_usd", cost), ("cost_usd_paid", paid)):
+        for prefix, keys in (("role", calls["role"].fillna("unknown")), ("model", model)):
+            for key, group_cost in values.groupby(keys.astype(str), sort=True):
+                rows.append(_row(name, f"{prefix}:{key}", float(group_cost.sum()), n=len(group_cost)))
+        for key, group_cost in values[tier.notna()].groupby(tier[tier.notna()].astype(int), sort=True):
+            rows.append(_row(name, f"tier:{key}", float(group_cost.sum()), n=len(group_cost)))
     roles = calls["role"].fillna("unknown").astype(str)
     latency = _numeric(calls["latency_s"])
     for role, index in calls.groupby(roles, sort=True).groups.items():

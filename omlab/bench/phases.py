@@ -172,7 +172,7 @@ async def prepare(
                 store.save(key, prepared)
             calls = prepared.rows.model_calls
         else:
-            calls = [{**row, "cached": True} for row in prepared.rows.model_calls]
+            calls = [_reused_call(row, settings.prices) for row in prepared.rows.model_calls]
     except Exception as error:  # noqa: BLE001 - recorded on the mark; the run goes on
         emit(PhaseMark(conversation.id, "prepare", "failed", started, error=describe_error(error)))
         return None
@@ -315,6 +315,20 @@ def _fail_questions(conversation: Conversation, questions: Iterable[Question], e
     ]
     if rows:
         emit(TableRows("answers", rows))
+
+
+def _reused_call(row: dict[str, Any], prices: dict[str, Any]) -> dict[str, Any]:
+    """A prepared memory's model call as this run records it: not paid again, and priced with
+    this run's prices from its tokens (not the cost the preparing run recorded)."""
+    from omlab.llm.pricing import price_call
+
+    model, tokens_in, tokens_out = row.get("resolved_model"), row.get("input_tokens"), row.get("output_tokens")
+    priced = (
+        price_call(model, int(tokens_in), int(tokens_out), overrides=prices)
+        if model and row.get("error") is None and tokens_in is not None and tokens_out is not None
+        else None
+    )
+    return {**row, "cached": True, "cost_usd": priced, "cost_usd_paid": 0.0}
 
 
 def _for_conversation(rows: list[dict[str, Any]], conversation_id: str) -> list[dict[str, Any]]:

@@ -191,14 +191,16 @@ def call_row(conversation_id: str, call: ModelCall, question_id: str | None = No
     """A ``model_calls`` row (``cycle_id`` from the engine's request metadata; ``question_id`` for
     the actor and judge calls made for one question).
 
-    For a response-cache hit (``cached``), ``cost_usd`` and ``latency_s`` are those of the call
-    that produced the cached answer: the table says what the configuration costs and how long its
-    calls take, and ``cached`` says what was not paid again (``cost_usd_paid`` in the metrics)."""
-    cost, latency = call.cost_usd, call.latency_s
+    Two costs: ``cost_usd`` is the call as configured, its tokens priced with this run's prices
+    (for a response-cache hit too: never the cost stored with the cached answer), and
+    ``cost_usd_paid`` what this run paid a provider for it (0.0 for a cache hit). For a cache hit
+    ``latency_s`` is that of the call that produced the cached answer (what the configuration's
+    calls take)."""
+    latency, configured = call.latency_s, call.configured_cost_usd
     if call.cached:
-        original = call.metadata.get("llm", {})
-        cost = original.get("original_cost_usd", cost)
-        latency = original.get("original_latency_s", latency)
+        latency = call.metadata.get("llm", {}).get("original_latency_s", latency)
+    elif configured is None:
+        configured = call.cost_usd
     return {
         "conversation_id": conversation_id,
         "call_id": call.call_id,
@@ -208,7 +210,8 @@ def call_row(conversation_id: str, call: ModelCall, question_id: str | None = No
         "tier": call.tier,
         "input_tokens": call.input_tokens,
         "output_tokens": call.output_tokens,
-        "cost_usd": cost,
+        "cost_usd": configured,
+        "cost_usd_paid": 0.0 if call.cached else call.cost_usd,
         "latency_s": latency,
         "started_at": call.started_at,
         "attempts": call.attempts,

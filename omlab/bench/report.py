@@ -152,12 +152,18 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
     cost = metrics[(metrics["name"] == "cost_usd") & (metrics["group_key"] != "all")]
     if len(cost):
         calls = metrics[metrics["name"] == "calls"].set_index("group_key")["value"]
+        paid = metrics[metrics["name"] == "cost_usd_paid"].set_index("group_key")["value"]
         sections.append(
             Section(
                 "Cost by role, model and tier (USD)",
-                ["group", "cost", "calls"],
+                ["group", "cost as configured", "paid in this run", "calls"],
                 [
-                    [g["group_key"], f"{g['value']:.4f}", _count(calls.get(g["group_key"], g["n"]))]
+                    [
+                        g["group_key"],
+                        f"{g['value']:.4f}",
+                        f"{paid[g['group_key']]:.4f}" if g["group_key"] in paid.index else "",
+                        _count(calls.get(g["group_key"], g["n"])),
+                    ]
                     for _, g in cost.iterrows()
                 ],
             )

@@ -176,6 +176,31 @@ class RunSettings:
             "grid_point": self.grid_point,
         }
 
+    def price_map(self) -> dict[str, Any]:
+        """The prices this run's costs are computed with (the runs row's ``price_map``): the
+        suite's ``[models.prices]`` overrides, litellm's version (whose bundled map prices the rest)
+        and, per model the configuration can call, the resolved base price per million tokens
+        (None: no price resolves, its calls count $0 and are listed as unpriced)."""
+        from omlab.bench.results.provenance import package_version
+        from omlab.llm.pricing import price_call
+
+        parts = [self.engine_options.get(part) for part in ("observation", "reflection")]
+        specs = [part.get("model") for part in parts if isinstance(part, Mapping)]
+        specs += [self.models[role] for role in ("observer", "reflector", "actor", "judge")]
+        resolved: dict[str, Any] = {}
+        for model in (m for spec in specs for m in model_strings(spec) if isinstance(m, str)):
+            if model not in resolved:
+                per_input = price_call(model, 1_000_000, 0, overrides=self.prices)
+                per_output = price_call(model, 0, 1_000_000, overrides=self.prices)
+                resolved[model] = (
+                    None if per_input is None else {"input_per_mtok": per_input, "output_per_mtok": per_output}
+                )
+        return {
+            "overrides": {k: v if isinstance(v, str | Mapping) else asdict(v) for k, v in self.prices.items()},
+            "litellm_version": package_version("litellm"),
+            "models": resolved,
+        }
+
     def uses_locomo_protocol(self) -> bool:
         """Whether answers follow LoCoMo's official QA protocol (``omlab.bench.locomo_protocol``)."""
         return self.dataset_kind == "locomo" and self.scoring.protocol == "official"

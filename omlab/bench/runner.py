@@ -493,6 +493,7 @@ def _run_info(
         "dataset_revision": info.revision,
         "dataset_sha256": info.sha256,
         "phases": list(settings.phases),
+        "price_map": settings.price_map(),
         "notes": f"sweep {options.sweep_id}" if options.sweep_id else None,
     }
 

@@ -1,4 +1,8 @@
-"""``omlab calls list RUN``: browse a run's model calls (tokens, cost, latency, tier, cache hits)."""
+"""``omlab calls list RUN``: browse a run's model calls (tokens, cost, latency, tier, cache hits).
+
+Two costs per call: ``cost_usd`` as configured (the call's tokens priced with the run's prices,
+whether or not it was sent) and ``cost_usd_paid`` (what this run paid a provider: 0 for a call
+served from the response cache or a reused prepared memory)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ COLUMNS = [
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "cost_usd_paid",
     "latency_s",
     "cached",
     "error",
@@ -46,7 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def handle_list(args: argparse.Namespace) -> int:
     run_id = resolve_run(args.results, args.run)
     frame = calls_df(args.results, run_id, roles=args.roles)
-    total, cost = len(frame), frame["cost_usd"].fillna(0).sum()
+    total, cost, paid = len(frame), frame["cost_usd"].fillna(0).sum(), frame["cost_usd_paid"].fillna(0).sum()
     if args.limit:
         frame = frame.head(args.limit)
     if frame.empty:
@@ -55,5 +60,8 @@ def handle_list(args: argparse.Namespace) -> int:
     # the question column only when some listed call was made for a question (actor, judge)
     columns = COLUMNS[:2] + ["question_id"] + COLUMNS[2:] if frame["question_id"].notna().any() else COLUMNS
     print(frame[columns].to_string(index=False))
-    print(f"({len(frame)} of {total} calls; total cost ${cost:.4f})")
+    print(
+        f"({len(frame)} of {total} calls; total cost as configured ${cost:.4f}, "
+        f"paid in this run ${paid:.4f}; cost_usd = as configured, cost_usd_paid = paid)"
+    )
     return 0

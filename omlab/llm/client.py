@@ -9,7 +9,9 @@ With a :class:`~omlab.llm.cache.ResponseCache`, the chain's attempts are looked 
 fallback order, each under the key of its resolved model) and a hit is served without any request:
 the response has ``cached=True``, the original usage, ``cost_usd=0.0``, ``attempts=0`` and the
 *original* ``latency_s`` (so a virtual-time replay of a cached run is identical to the first run);
-its :class:`ModelCall` records ``cached=True``, ``cost_usd=0.0``, the lookup's own latency and,
+its :class:`ModelCall` records ``cached=True``, ``cost_usd=0.0`` (nothing was paid),
+``configured_cost_usd`` priced from the cached usage with *this* client's prices, the lookup's own
+latency and,
 under ``metadata["llm"]``, ``cache_key``, ``original_cost_usd`` and ``original_latency_s``. A
 strict-mode miss raises :class:`~omlab.llm.cache.CacheMissError` (not wrapped, so no caller can
 mistake it for a model failure), after recording the failed call. Successful answers are written
@@ -284,6 +286,11 @@ class ModelClient:
             latency=max(0.0, self._now() - started_at),
             error=None,
             cached=True,
+            # What the call costs under this run's prices: the entry's stored cost was priced
+            # with the prices of the run that wrote it.
+            configured_cost=price_call(
+                entry.model, entry.usage.input_tokens, entry.usage.output_tokens, overrides=self.prices
+            ),
         )
         self._publish(call)
         return ModelResponse(
@@ -373,6 +380,7 @@ class ModelClient:
             cost=cost,
             latency=latency,
             error=None,
+            configured_cost=cost,
         )
         self._publish(call)
         if key is not None and self.cache is not None and self.cache.writes_enabled:
@@ -447,6 +455,7 @@ class ModelClient:
         latency: float,
         error: str | None,
         cached: bool = False,
+        configured_cost: float | None = None,
     ) -> ModelCall:
         metadata = dict(request.metadata)
         llm_details = dict(details)
@@ -472,6 +481,7 @@ class ModelClient:
             cached=cached,
             error=error,
             metadata=metadata,
+            configured_cost_usd=configured_cost,
         )
 
     def _publish(self, call: ModelCall) -> None:

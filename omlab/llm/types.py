@@ -83,3 +83,7 @@ class ModelCall:
     cached: bool
     error: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: the call's tokens priced with this client's price map, whether or not it was paid for: equal
+    #: to ``cost_usd`` for a call sent to a provider; for a response-cache hit (``cost_usd`` 0.0)
+    #: what the call would cost under this run's prices (never the cached entry's stored cost)
+    configured_cost_usd: float | None = None

@@ -46,7 +46,8 @@ def _report_rows(text: str) -> dict[tuple[str, str], tuple[str, str]]:
         if section.startswith("Model latency"):
             rows[(section, f"{cells[0]} {cells[1]}")] = (cells[2], cells[3])
         elif section.startswith("Cost by"):
-            rows[(section, cells[0])] = (cells[1], cells[2])
+            rows[(section, cells[0])] = (cells[1], cells[3])
+            rows[(section, f"{cells[0]} (paid)")] = (cells[2], cells[3])
         elif len(cells) == 4:
             rows[(section, cells[0])] = (cells[1], cells[3])
         else:

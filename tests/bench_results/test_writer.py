@@ -601,6 +601,9 @@ def _set_schema(path, version: int, drop_question_id: bool) -> None:
     try:
         if drop_question_id:
             connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        if version < 4:  # columns an older omlab did not write
+            connection.execute("ALTER TABLE model_calls DROP COLUMN cost_usd_paid")
+            connection.execute("ALTER TABLE runs DROP COLUMN price_map")
         if version < 3:  # tables an older omlab did not create
             connection.execute("DROP TABLE lineage")
             connection.execute("DROP TABLE lineage_questions")
@@ -637,6 +640,23 @@ def test_a_version_2_file_reads_without_lineage_and_gets_it_when_resumed(tmp_pat
     with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
         writer.add_lineage([{"conversation_id": "c1", "question_id": "q1", "evidence_id": "s1:1", "fate": "kept"}])
     assert list(lineage_df(tmp_path)["fate"]) == ["kept"]
+
+
+def test_a_version_3_file_derives_the_paid_cost_and_gets_the_column_when_resumed(tmp_path):
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls(
+            [
+                {"conversation_id": "c1", "call_id": "sent", "role": "observer", "cost_usd": 0.5},
+                {"conversation_id": "c1", "call_id": "hit", "role": "observer", "cost_usd": 0.25, "cached": True},
+            ]
+        )
+    _set_schema(run_path(tmp_path, RUN), 3, drop_question_id=False)
+    # before version 4 a sent call paid its cost_usd and a cached one nothing
+    assert calls_df(tmp_path).set_index("call_id")["cost_usd_paid"].to_dict() == {"sent": 0.5, "hit": 0.0}
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "call_id": "new", "cost_usd": 0.1, "cost_usd_paid": 0.0}])
+    paid = calls_df(tmp_path).set_index("call_id")["cost_usd_paid"].to_dict()
+    assert paid == {"sent": 0.5, "hit": 0.0, "new": 0.0}
 
 
 def test_a_file_from_a_newer_omlab_is_refused(tmp_path):

@@ -62,8 +62,9 @@ def test_strict_rerun_makes_no_new_model_call_and_reproduces_the_metrics(first_r
     assert calls["cached"].all(), "every call (observer and reflector included) came from the cache"
     assert calls["error"].isna().all()
     assert stable_metrics(metrics_df(results, rerun)) == stable_metrics(metrics_df(results, run_id))
-    paid = metrics_df(results, rerun, names="cost_usd_paid")["value"]
-    assert paid.tolist() == [0.0]
+    paid = metrics_df(results, rerun, names="cost_usd_paid")
+    assert paid["value"].tolist() == [0.0] * len(paid)
+    assert paid.loc[paid["group_key"] == "all", "value"].tolist() == [0.0]
     out = capsys.readouterr().out
     assert rerun in out and "accuracy=" in out
 

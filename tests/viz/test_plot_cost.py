@@ -82,10 +82,17 @@ def test_priced_plot_draws_stacked_cost_bars_with_totals():
     assert all(len(container) == 4 for container in ax.containers)
     totals = [t.get_text() for t in ax.texts]
     assert totals == ["$1.40", "$0.100", "$0.020", "$0"]
-    assert title(ax) == "Cost by model: total $1.52"
-    assert ax.get_xlabel() == "cost (USD)"
+    assert title(ax) == "Cost as configured by model: total $1.52"
+    assert ax.get_xlabel() == "cost as configured (USD)"
     assert ax.get_yticklabels()[0].get_text() == "m/big\n(2 calls)"
     assert legend_texts(ax) == ["observer", "reflector", "actor", "judge"]
+
+
+def test_the_title_gives_the_paid_cost_beside_the_configured_one():
+    calls = _priced_calls().assign(cost_usd_paid=0.0)
+    calls.loc[calls.index[0], "cost_usd_paid"] = 0.9
+    ax = plot_cost_breakdown(calls, by="model")
+    assert title(ax) == "Cost as configured by model: total $1.52 (paid in this run: $0.900)"
 
 
 def test_unpriced_run_falls_back_to_tokens_and_says_so():

@@ -64,10 +64,25 @@ def events_df(
 
 
 def calls_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None, roles: OneOrMany = None) -> pd.DataFrame:
-    """Model calls (tokens, cost, latency, tier, cache hits, errors)."""
-    return catalog_of(db).read_table(
+    """Model calls (tokens, both costs, latency, tier, cache hits, errors).
+
+    ``cost_usd`` is the call *as configured* (its tokens priced with the run's prices, cached
+    calls included); ``cost_usd_paid`` what the run paid a provider for it (0 for a cached call).
+    Runs written before ``cost_usd_paid`` existed get it from ``cost_usd`` and ``cached``."""
+    calls = catalog_of(db).read_table(
         "model_calls", run_id, {"conversation_id": _many(conversation_id), "role": _many(roles)}
     )
+    return calls.assign(cost_usd_paid=paid_costs(calls)) if "cost_usd_paid" in calls else calls
+
+
+def paid_costs(calls: pd.DataFrame) -> pd.Series:
+    """``cost_usd_paid`` of ``model_calls`` rows; for rows of runs older than that column (NULL),
+    ``cost_usd`` when the call was sent and 0 when it was served from a cache."""
+    cached = calls["cached"].astype("boolean").fillna(False).astype(bool)
+    derived = pd.to_numeric(calls["cost_usd"], errors="coerce").astype("float64").where(~cached, 0.0)
+    if "cost_usd_paid" not in calls:
+        return derived
+    return pd.to_numeric(calls["cost_usd_paid"], errors="coerce").astype("float64").fillna(derived)
 
 
 def scores_df(db: Db, run_id: RunIds = None, scorers: OneOrMany = None) -> pd.DataFrame:
@@ -83,13 +98,16 @@ def answers_df(db: Db, run_id: RunIds = None, conversation_id: OneOrMany = None)
     ``boolean``, ``<NA>`` when unscored). ``judge_correct``, ``f1`` and ``retention`` are always
     present. A scorer whose name is already an answers column is named ``score_<scorer>``.
 
-    ``actor_cost_usd`` and ``judge_cost_usd`` sum the model calls made for the question (NaN when
-    none is recorded, e.g. in runs written before ``model_calls.question_id`` existed).
+    ``actor_cost_usd`` and ``judge_cost_usd`` sum the model calls made for the question, as
+    configured (priced with the run's prices, cached calls included), and ``actor_cost_usd_paid`` /
+    ``judge_cost_usd_paid`` what this run paid for them (cached calls: 0); NaN when none is
+    recorded, e.g. in runs written before ``model_calls.question_id`` existed.
     """
     catalog = catalog_of(db)
     answers = catalog.read_table("answers", run_id, {"conversation_id": _many(conversation_id)})
     scores = catalog.read_table("scores", run_id)
     calls = catalog.read_table("model_calls", run_id, {"role": ["actor", "judge"]})
+    calls = calls.assign(cost_usd_paid=paid_costs(calls))
     return join_question_costs(join_scores(answers, scores), calls)
 
 
@@ -130,16 +148,20 @@ def join_scores(answers: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def join_question_costs(answers: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
-    """``answers`` with ``actor_cost_usd`` and ``judge_cost_usd``: the cost of the calls each
-    question's answering and judging made (NaN when there are none)."""
+    """``answers`` with ``actor_cost_usd`` and ``judge_cost_usd`` (as configured) and, when
+    ``calls`` has ``cost_usd_paid``, ``actor_cost_usd_paid`` and ``judge_cost_usd_paid``: the cost
+    of the calls each question's answering and judging made (NaN when there are none)."""
     key = ["run_id", "question_id"]
     wide = answers
+    costs = [("cost_usd", "cost_usd")] + ([("cost_usd_paid", "cost_usd_paid")] if "cost_usd_paid" in calls else [])
     for role in ("actor", "judge"):
         mine = calls[(calls["role"] == role) & calls["question_id"].notna()]
-        # min_count=1: a question whose calls all lack a cost stays NaN rather than $0
-        per_question = mine.groupby(key)["cost_usd"].sum(min_count=1).rename(f"{role}_cost_usd")
-        wide = wide.merge(per_question.reset_index(), on=key, how="left")
-        wide[f"{role}_cost_usd"] = wide[f"{role}_cost_usd"].astype("float64")
+        for column, suffix in costs:
+            name = f"{role}_{suffix}"
+            # min_count=1: a question whose calls all lack a cost stays NaN rather than $0
+            per_question = mine.groupby(key)[column].sum(min_count=1).rename(name)
+            wide = wide.merge(per_question.reset_index(), on=key, how="left")
+            wide[name] = wide[name].astype("float64")
     return wide
 
 

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
@@ -120,6 +120,7 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             Column("git_dirty", "bool"),
             _text("host"),
             _text("notes"),
+            Column("price_map", "json"),
         ),
         "conversations": (
             _RUN_ID,
@@ -189,6 +190,7 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             _text("error"),
             _text("cycle_id"),
             _text("question_id"),
+            _float("cost_usd_paid"),
         ),
         "answers": (
             _RUN_ID,
@@ -306,6 +308,7 @@ ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
 COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxyType(
     {
         2: (("model_calls", "question_id"),),
+        4: (("model_calls", "cost_usd_paid"), ("runs", "price_map")),
     }
 )
 """``(table, column)`` pairs each schema version added. Files of an older version are read with

@@ -1,9 +1,11 @@
 """What a run spent on model calls, by role, model or ``ModelByInputTokens`` tier.
 
-With prices, the bars are dollars, split by a second dimension (by default the role when bars
+With prices, the bars are dollars *as configured* (``cost_usd``: every call's tokens priced with
+the run's own prices, calls served from the response cache included), split by a second dimension (by default the role when bars
 are models or tiers, the model when bars are roles). Offline runs on omlab's built-in models cost
 nothing, so when every cost is 0 or missing the plot shows input and output tokens instead and
-says so in its title.
+says so in its title. The title also gives what the run *paid* (``cost_usd_paid``: only the calls
+sent to a provider in this run; cached calls cost nothing), labelled, when the frame has it.
 """
 
 from __future__ import annotations
@@ -202,8 +204,11 @@ def plot_cost_breakdown(
             title_fontsize=FONT.legend,
         )
     if resolved == "cost":
-        default_title = f"Cost by {by}: total {fmt.usd(float(left.sum()))}"
-        xlabel = "cost (USD)"
+        default_title = f"Cost as configured by {by}: total {fmt.usd(float(left.sum()))}"
+        if "cost_usd_paid" in calls.columns:
+            paid = float(numeric(calls["cost_usd_paid"]).fillna(0).sum())
+            default_title += f" (paid in this run: {fmt.usd(paid)})"
+        xlabel = "cost as configured (USD)"
     else:
         default_title = f"Tokens by {by}: total {fmt.tokens(float(left.sum()))}"
         if metric == "auto":
