@@ -5,9 +5,10 @@ type (``judge_messages``; the suite's own wording with ``[scoring] judge_prompts
 judge model at temperature 0 with 10 output tokens, and its reply is parsed with
 ``parse_verdict`` in the suite's verdict mode; an unparseable reply is stored with no verdict, and so
 is an empty or degenerate one after one more try (``details.problem`` says which).
-LoCoMo: the official ``f1`` for every category, plus the judge (J) for categories 1-4; the ``f1``
-row is written only once the judge (if any) succeeded, so a question is either fully scored or
-left for a resumed run.
+LoCoMo: the official ``f1`` for every category, plus the judge (J) for categories 1-4. F1 is
+model-free and is written even when the judge fails; a question counts as judged only once every
+scorer it needs (:func:`required_scorers`) has a row, so a resumed run judges it again (scores are
+keyed by question and scorer: the F1 row is replaced, never duplicated).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ from omlab.llm.types import ModelCall, ModelRequest
 J_CATEGORIES = (1, 2, 3, 4)
 
 
+def required_scorers(question: Question, dataset_kind: str) -> frozenset[str]:
+    """The ``scores.scorer`` rows a question needs before its judge phase is done: ``judge`` (and
+    ``f1`` for LoCoMo, whose category 5 has F1 only)."""
+    if dataset_kind != "locomo":
+        return frozenset({"judge"})
+    needed = {"f1"} if question.category is not None else set()
+    if question.category in J_CATEGORIES:
+        needed.add("judge")
+    return frozenset(needed)
+
+
 @dataclass(slots=True)
 class JudgedQuestion:
     """One question's ``scores`` rows and judge calls; ``error`` when it was left unscored."""
@@ -50,18 +62,18 @@ class Judge:
         self._calls: list[ModelCall] = []
         self.client = settings.make_client(self._calls.append, limits=limits)
         self.prompts = load_judge_prompts(settings.judge_prompts_path) if settings.judge_prompts_path else None
-        self.locomo = settings.dataset_kind == "locomo"
 
     async def judge(self, question: Question, hypothesis: str) -> JudgedQuestion:
         """Score one answer (see the module docstring); never raises."""
         before = len(self._calls)
         result = JudgedQuestion(question)
+        needed = required_scorers(question, self.settings.dataset_kind)
         try:
-            if not self.locomo or question.category in J_CATEGORIES:
+            if "judge" in needed:
                 result.scores.append(await self._verdict(question, hypothesis))
         except Exception as error:  # noqa: BLE001 - no verdict; the phase mark carries the error
             result.error = describe_error(error)
-        if self.locomo and question.category is not None:
+        if "f1" in needed:
             # model-free: a judge that fails must not take the F1 with it
             try:
                 f1 = locomo_f1(hypothesis, question.answer, question.category)
@@ -107,4 +119,4 @@ class Judge:
         }
 
 
-__all__ = ["J_CATEGORIES", "Judge", "JudgedQuestion"]
+__all__ = ["J_CATEGORIES", "Judge", "JudgedQuestion", "required_scorers"]

@@ -2,14 +2,20 @@
 
 :func:`compute_metrics` is pure: frames in (``steps``, ``events``, ``model_calls``, ``answers``,
 ``scores``, as the ``omlab.bench.results`` getters return them), ``metrics`` rows out (``name``,
-``group_key``, ``value``, ``lo``, ``hi``, ``n``). Names and groups:
+``group_key``, ``value``, ``lo``, ``hi``, ``n``, ``n_missing``). ``n`` is how many items the value
+is computed over; ``n_missing`` (scores only) how many questions of the group have no score: with
+``on_missing="drop"`` (the default) they are left out of ``n``, with ``"wrong"`` they are in ``n``
+and count as wrong (F1 0). Names and groups:
 
 * accuracy (LongMemEval-style datasets: judge verdicts): ``accuracy`` per question type, ``all``
   (micro, with a bootstrap CI) and ``abstention``; ``task_averaged_accuracy``. LoCoMo:
   ``accuracy`` is J (judge, categories 1-4) per category name and ``all``, and ``f1`` per
-  category name and ``all`` (every category). Failed questions (no answer, or no verdict) count
-  as wrong with ``on_missing="wrong"`` (the default) or are left out with ``"drop"``; either way
-  ``failed_questions`` and ``judge_missing`` say how many there were;
+  category name and ``all`` (every category). Failed questions (no answer, or no verdict) are
+  left out with ``on_missing="drop"`` (the default) or count as wrong with ``"wrong"``; either way
+  ``n_missing``, ``failed_questions`` and ``judge_missing`` say how many there were. With the
+  official protocol, LongMemEval's task-averaged accuracy over a subset that lacks one of its six
+  types is missing (NaN), as the official ``print_qa_metrics.py`` prints ``nan``; either way
+  ``task_type_absent`` has a row (value 1) per absent type;
 * ``retention`` (gold answer still in the memory context, per type and ``all``) and
   ``evidence_retention`` (share of evidence content words still there);
 * ``questions``, ``answered``, ``failed_questions``, ``judge_missing`` (counts);
@@ -45,9 +51,10 @@ import pandas as pd
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.locomo_protocol import aggregate_f1_values
 from omlab.bench.results.frames import paid_costs
+from omlab.bench.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring import bootstrap_ci, locomo_report, longmemeval_report
 
-METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n")
+METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n", "n_missing")
 SWEEP_METRICS: tuple[tuple[str, str, str], ...] = (
     ("blocked_s", "blocked_s", "all"),
     ("sync_observations", "sync_observations", "all"),
@@ -98,11 +105,12 @@ def compute_metrics(
     frames: RunFrames,
     *,
     dataset_kind: str,
-    on_missing: str = "wrong",
+    on_missing: str = "drop",
     judged: bool | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     f1_aggregation: str = "mean",
+    protocol: str = "omlab",
 ) -> pd.DataFrame:
     """Every metric of the module docstring that the frames allow, as a ``metrics`` frame.
 
@@ -110,17 +118,19 @@ def compute_metrics(
     each to 3 decimals first, as the official ``evaluate_qa.py`` does.
 
     ``judged`` says whether the run had a judge phase (None: whether any verdict exists); with it,
-    accuracy is reported even when every question failed (as 0 with ``on_missing="wrong"``)."""
+    accuracy is reported even when every question failed (as 0 with ``on_missing="wrong"``).
+    ``protocol``: ``official`` reports LongMemEval's task-averaged accuracy as missing when a type
+    is absent (the official script's ``nan``); ``omlab`` averages the types present."""
     rows: list[dict[str, Any]] = []
     rows += _question_metrics(
-        frames.answers, frames.scores, dataset_kind, on_missing, judged, n_boot, seed, f1_aggregation
+        frames.answers, frames.scores, dataset_kind, on_missing, judged, n_boot, seed, f1_aggregation, protocol
     )
     rows += _context_metrics(frames.steps, frames.answers)
     rows += _compression_metrics(frames.events, frames.answers)
     rows += _cost_metrics(frames.calls)
     rows += _blocking_metrics(frames.steps, frames.events)
     frame = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-    return frame.astype({"value": "float64", "lo": "float64", "hi": "float64"})
+    return frame.astype({"value": "float64", "lo": "float64", "hi": "float64", "n_missing": "Int64"})
 
 
 def metric_value(metrics: pd.DataFrame, name: str, group: str = "all") -> float:
@@ -163,6 +173,7 @@ def _question_metrics(
     n_boot: int,
     seed: int,
     f1_aggregation: str = "mean",
+    protocol: str = "omlab",
 ) -> list[dict[str, Any]]:
     if answers.empty:
         return []
@@ -222,8 +233,45 @@ def _question_metrics(
             )
         if report.n_abstention:
             rows.append(_row("accuracy", "abstention", report.abstention_accuracy, n=report.n_abstention))
-        rows.append(_row("task_averaged_accuracy", "all", report.task_averaged_accuracy, n=report.n))
+        official_nan = protocol == "official" and kind == "longmemeval" and bool(report.missing_types)
+        task_averaged = math.nan if official_nan else report.task_averaged_accuracy
+        rows.append(_row("task_averaged_accuracy", "all", task_averaged, n=report.n))
+        if len(report.missing_types) < len(LONGMEMEVAL_TYPES):  # a LongMemEval run, some types absent
+            rows += [_row("task_type_absent", t, 1.0) for t in report.missing_types]
     rows += _retention_rows(frame, scores, n_boot, seed)
+    return _with_missing_counts(rows, frame, scores, kind, judged)
+
+
+def _with_missing_counts(
+    rows: list[dict[str, Any]], frame: pd.DataFrame, scores: pd.DataFrame, kind: str, judged: pd.Series
+) -> list[dict[str, Any]]:
+    """Fill ``n_missing`` on the score rows: the questions of each group with no score."""
+    group_of = (
+        frame["category"].map(lambda c: CATEGORY_NAMES.get(int(c)) if pd.notna(c) else None)
+        if kind == "locomo"
+        else frame["question_type"]
+    )
+    missing = {
+        "accuracy": judged & frame["correct"].isna(),
+        "task_averaged_accuracy": judged & frame["correct"].isna(),
+        "retention": frame["question_id"].map(_scores_of(scores, "retention", "value")).isna(),
+        "evidence_retention": frame["question_id"].map(_scores_of(scores, "evidence_retention", "value")).isna(),
+    }
+    if kind == "locomo":
+        missing["f1"] = frame["f1"].isna() & frame["category"].notna()
+    retention_groups = frame["question_type"]
+    for row in rows:
+        flags = missing.get(row["name"])
+        if flags is None:
+            continue
+        group = row["group_key"]
+        if group == "all":
+            row["n_missing"] = int(flags.sum())
+        elif group == "abstention":
+            row["n_missing"] = int((flags & frame["is_abstention"].fillna(False).astype(bool)).sum())
+        else:
+            groups = retention_groups if row["name"] == "retention" else group_of
+            row["n_missing"] = int((flags & (groups.astype(object) == group)).sum())
     return rows
 
 
@@ -438,7 +486,12 @@ def _row(
         "lo": None if lo is None or _nan(lo) else float(lo),
         "hi": None if hi is None or _nan(hi) else float(hi),
         "n": None if n is None else int(n),
+        "n_missing": None,
     }
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _nan(value: Any) -> bool:
@@ -466,9 +519,7 @@ def metrics_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """``metrics`` frame rows as dicts for :meth:`RunWriter.add_metrics` (NaN values become NULL)."""
     records = []
     for record in frame.to_dict("records"):
-        records.append(
-            {key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in record.items()}
-        )
+        records.append({key: (None if _is_missing(value) else value) for key, value in record.items()})
     return records
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from omlab.bench.metrics import compute_metrics, load_run_frames
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
 from omlab.bench.results.layout import run_path
+from omlab.bench.scoring.verdicts import VERDICT_RULES
 
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("accuracy (micro)", "accuracy", "all"),
@@ -32,7 +33,9 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("retention (gold answer still in context)", "retention", "all"),
     ("evidence retention", "evidence_retention", "all"),
     ("questions", "questions", "all"),
+    ("failed phases (a resume retries them)", "failed_phases", "all"),
     ("failed questions", "failed_questions", "all"),
+    ("answered but not scored", "unscored_questions", "all"),
     ("judge verdicts missing", "judge_missing", "all"),
     ("cost (USD, as configured)", "cost_usd", "all"),
     ("cost paid in this run (USD)", "cost_usd_paid", "all"),
@@ -105,7 +108,7 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             ["run", header["run_id"]],
             ["suite", header.get("suite")],
             ["configuration", header.get("config_name")],
-            ["status", header.get("status")],
+            ["status", _status_label(header)],
             ["dataset", _dataset_label(header)],
             ["config hash", str(header.get("config_hash") or "")[:16]],
             ["started", header.get("started_at")],
@@ -118,11 +121,13 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             ],
         ],
     )
-    headline = Section("Headline", ["metric", "value", "95% CI", "n"])
+    headline = Section("Headline", ["metric", "value", "95% CI", "n", "missing"])
     for label, name, group in HEADLINE:
         row = _find(metrics, name, group)
         if row is not None:
-            headline.rows.append([label, _fmt(row["value"], name), _ci(row, name), _count(row["n"])])
+            headline.rows.append(
+                [label, _fmt(row["value"], name), _ci(row, name), _count(row["n"]), _missing(row, metrics)]
+            )
     sections = [run, headline]
     if config.get("warnings"):
         sections.append(
@@ -142,9 +147,9 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             sections.append(
                 Section(
                     title,
-                    ["group", "value", "95% CI", "n"],
+                    ["group", "value", "95% CI", "n", "missing"],
                     [
-                        [g["group_key"], _fmt(g["value"], name), _ci(g, name), _count(g["n"])]
+                        [g["group_key"], _fmt(g["value"], name), _ci(g, name), _count(g["n"]), _missing(g, metrics)]
                         for _, g in groups.iterrows()
                     ],
                 )
@@ -270,14 +275,17 @@ def write_report(
         metrics = compute_metrics(
             load_run_frames(catalog, run_id),
             dataset_kind=str(row.get("dataset") or ""),
-            on_missing=config.get("scoring", {}).get("on_missing", "wrong"),
+            on_missing=config.get("scoring", {}).get("on_missing", "drop"),
             judged="judge" in config.get("phases", ["judge"]),
             f1_aggregation=config.get("scoring", {}).get("f1_aggregation", "mean"),
+            protocol=config.get("scoring", {}).get("protocol", "omlab"),
         )
     target = Path(out_dir) if out_dir is not None else Path(results_dir) / "reports" / run_id
     target.mkdir(parents=True, exist_ok=True)
     images = [path.name for path in _plots(catalog, run_id, row, metrics, target)] if plots else []
     title = f"omlab run {run_id}: {row.get('suite')} [{row.get('config_name')}]"
+    if row.get("status") == "incomplete":
+        title += " (INCOMPLETE)"
     sections = report_sections(row, metrics)
     text = render_markdown(title, sections, images) if fmt == "md" else render_html(title, sections, images)
     if fmt == "html":
@@ -351,6 +359,29 @@ def _ci(row: pd.Series, name: str) -> str:
     return f"{_fmt(lo, name)} – {_fmt(hi, name)}"
 
 
+def _missing(row: pd.Series, metrics: pd.DataFrame) -> str:
+    """The ``missing`` cell: questions without a score (left out of ``n`` or counted wrong, as
+    ``[scoring] on_missing`` says) and, for task-averaged accuracy, the LongMemEval types absent."""
+    parts = []
+    count = row.get("n_missing")
+    if count is not None and not pd.isna(count):
+        parts.append(f"{int(count):,}")
+    if row["name"] == "task_averaged_accuracy":
+        absent = metrics.loc[metrics["name"] == "task_type_absent", "group_key"].tolist()
+        if absent:
+            parts.append(f"types absent: {', '.join(absent)}")
+    return "; ".join(parts)
+
+
+def _status_label(header: pd.Series) -> str:
+    status = str(header.get("status") or "")
+    if status != "incomplete":
+        return status
+    error = header.get("error")
+    detail = " ".join(str(error).split()) if isinstance(error, str) and error else ""
+    return f"INCOMPLETE (run the same command again to retry the failed parts) {detail}".rstrip()
+
+
 def _count(value: Any) -> str:
     return "" if value is None or pd.isna(value) else f"{int(value):,}"
 
@@ -386,6 +417,11 @@ def _protocol_label(header: pd.Series, config: dict[str, Any]) -> str:
         aggregation = scoring.get("f1_aggregation", "mean")
         how = "per-question F1 rounded to 3 decimals, then averaged" if aggregation == "official" else "mean F1"
         label += f"; F1 aggregation: {aggregation} ({how})"
+    verdict = scoring.get("verdict")
+    phases = header.get("phases")
+    judged = phases is None or (not isinstance(phases, float) and "judge" in list(phases))
+    if verdict in VERDICT_RULES and judged:
+        label += f"; judge verdicts parsed as {verdict} ({VERDICT_RULES[verdict]})"
     return label
 
 

@@ -2,7 +2,8 @@
 
 A run is resumable when it belongs to the same suite, has the same ``config_hash`` (so it asked
 the same questions of the same configuration) and did not finish: status ``started`` with no live
-writer (the process died), ``failed`` or ``interrupted``. ``omlab run`` resumes the latest such run
+writer (the process died), ``incomplete`` (it ended with failed phases, which a resume retries),
+``failed`` or ``interrupted``. ``omlab run`` resumes the latest such run
 automatically; ``--resume RUN_ID`` names one (and refuses a run made with another configuration).
 
 Two automatic resumes of the same killed run (two ``omlab run`` started together): the first to
@@ -28,7 +29,7 @@ from omlab.bench.results import ResultsCatalog, runs_df
 from omlab.bench.results.connect import open_run_file
 from omlab.bench.results.layout import run_path
 
-UNFINISHED = ("started", "failed", "interrupted")
+UNFINISHED = ("started", "incomplete", "failed", "interrupted")
 _PREPARE_ROLES = ("observer", "reflector", "extractor")
 
 

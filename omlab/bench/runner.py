@@ -42,6 +42,7 @@ from omlab.bench.execution import (
     run_in_processes,
     shared_provider_limits,
 )
+from omlab.bench.judging import required_scorers
 from omlab.bench.lineage import records as lineage_records
 from omlab.bench.lineage import run_lineage
 from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
@@ -50,6 +51,7 @@ from omlab.bench.preflight import Preflight, format_warnings, preflight, warning
 from omlab.bench.progress import Progress
 from omlab.bench.results import ResultsCatalog, RunLockedError, RunWriter
 from omlab.bench.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
+from omlab.bench.run_failures import RunFailures, collect_failures
 from omlab.bench.run_settings import RunSettings
 from omlab.bench.schema import Conversation, DatasetInfo
 from omlab.bench.suite import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
@@ -119,6 +121,8 @@ class RunSummary:
     reused: bool = False
     """True when a continued sweep took this cell's finished run as it was (nothing ran)."""
     warnings: int = 0
+    failures: RunFailures = field(default_factory=RunFailures)
+    """Failed phases and questions; when any, ``status`` is ``incomplete`` and a resume retries them."""
 
 
 def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> list[RunSummary]:
@@ -257,34 +261,48 @@ def _reopen(results_dir: Path, run_id: str, *, explicit: bool) -> tuple[ResumeSt
 
 
 def _finish_cell(opened: _OpenCell, options: RunOptions) -> RunSummary:
-    """Compute and write the run's metrics (the writer is still open); the run's summary."""
+    """Compute and write the run's metrics and lineage, then close its writer as ``finished`` or,
+    with failed phases or questions, ``incomplete``; the run's summary."""
     writer, settings, suite = opened.writer, opened.settings, opened.cell.suite
     writer.flush()
+    catalog = ResultsCatalog(Path(options.results_dir))
+    frames = load_run_frames(catalog, writer.run_id)
+    failures = collect_failures(
+        catalog.read_table("conversations", writer.run_id),
+        frames.answers,
+        frames.scores,
+        [q for conversation in opened.conversations for q in conversation.questions],
+        dataset_kind=settings.dataset_kind,
+        judged="judge" in settings.phases,
+    )
     metrics = compute_metrics(
-        load_run_frames(ResultsCatalog(Path(options.results_dir)), writer.run_id),
+        frames,
         dataset_kind=settings.dataset_kind,
         on_missing=suite.scoring.on_missing,
         judged="judge" in settings.phases,
         f1_aggregation=suite.scoring.f1_aggregation,
+        protocol=suite.scoring.protocol,
     )
-    metrics = pd.concat([metrics, pd.DataFrame(warning_metric_rows(opened.warnings))], ignore_index=True)
+    extra = warning_metric_rows(opened.warnings) + failures.metric_rows()
+    metrics = pd.concat([metrics, pd.DataFrame(extra)], ignore_index=True)
     writer.add_metrics(metrics_records(metrics))
-    evidence, questions = run_lineage(
-        ResultsCatalog(Path(options.results_dir)), writer.run_id, opened.conversations, scope=settings.replay.scope
-    )
+    evidence, questions = run_lineage(catalog, writer.run_id, opened.conversations, scope=settings.replay.scope)
     writer.add_lineage(lineage_records(evidence), lineage_records(questions))
+    status = "incomplete" if failures.incomplete else "finished"
+    writer.close(status, error=failures.error_text())
     return RunSummary(
         run_id=writer.run_id,
         suite=suite.name,
         config_name=opened.cell.name,
         config_hash=opened.config_hash,
-        status="finished",
+        status=status,
         resumed=opened.resumed,
         n_conversations=len(opened.conversations),
         n_questions=sum(len(c.questions) for c in opened.conversations),
         wall_s=time.monotonic() - opened.started,
         metrics=metrics,
         warnings=len(opened.warnings),
+        failures=failures,
     )
 
 
@@ -506,12 +524,15 @@ def _jobs(
 ) -> list[ConversationJob]:
     done = {phase: writer.completed(phase) for phase in settings.phases}
     answered = writer.answered_questions()
-    judged = writer.scored_questions("judge") | (
-        writer.scored_questions("f1") if settings.dataset_kind == "locomo" else set()
-    )
+    scored = {scorer: writer.scored_questions(scorer) for scorer in ("judge", "f1")}
     jobs = []
     for conversation in conversations:
         ids = {q.id for q in conversation.questions}
+        judged = {
+            q.id
+            for q in conversation.questions
+            if all(q.id in scored[scorer] for scorer in required_scorers(q, settings.dataset_kind))
+        }
         jobs.append(
             ConversationJob(
                 conversation=conversation,
@@ -519,7 +540,7 @@ def _jobs(
                 done_phases=frozenset(phase for phase in settings.phases if conversation.id in done[phase]),
                 answered=frozenset(ids & answered),
                 hypotheses={qid: state.hypotheses[qid] for qid in ids & answered if qid in state.hypotheses},
-                judged=frozenset(ids & judged),
+                judged=frozenset(judged),
             )
         )
     return jobs

@@ -48,7 +48,8 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
 
     [scoring]
     verdict = "parity"                  # parity | official | strict | lenient
-    on_missing = "wrong"                # how failed questions count: wrong | drop
+    on_missing = "drop"                 # a question with no answer or verdict: drop (left out, counted in
+                                        # the report's "missing" column) | wrong (counted as wrong, F1 0)
     judge_prompts = "prompts.json"      # optional: your own judge wording
     protocol = "official"               # omlab | official (LoCoMo: the official QA protocol)
     official_files = "locomo/task_eval/gpt_utils.py"  # your copy: the official wording

@@ -106,7 +106,7 @@ class ScoringSpec:
     """How answers are judged and aggregated."""
 
     verdict: str = "parity"
-    on_missing: str = "wrong"
+    on_missing: str = "drop"
     judge_prompts: str | None = None
     retention: bool = True
     protocol: str = "omlab"

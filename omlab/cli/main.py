@@ -13,7 +13,10 @@ Commands::
     omlab cache info | omlab cache clear [--responses] [--prepared]
     omlab export RUN|latest --format longmemeval|locomo|csv|parquet [--out PATH]
 
-Errors a user can fix (a bad suite file, an unknown run) print one line to stderr and exit 2.
+Exit status: 0 done; 1 a crash (a traceback); 2 an error a user can fix (a bad suite file, an
+unknown run: one line on stderr); 3 ``run``/``sweep`` ended with a run incomplete (a conversation
+phase or a question failed: listed in the summary, retried by running the command again); 130
+interrupted.
 """
 
 from __future__ import annotations

@@ -34,7 +34,12 @@ def handle(args: argparse.Namespace) -> int:
     header = header[header["run_id"].astype(str) == run_id].tail(1)
     if len(header):
         row = header.iloc[0]
-        print(f"run {run_id} · {row['suite']} [{row['config_name']}] · {row['status']}")
+        status = (
+            "INCOMPLETE (failed phases; run the suite again to retry them)"
+            if row["status"] == "incomplete"
+            else row["status"]
+        )
+        print(f"run {run_id} · {row['suite']} [{row['config_name']}] · {status}")
     print(headline_text(metrics_df(args.results, run_id)))
     print(f"report: {path}")
     return 0

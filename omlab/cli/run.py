@@ -7,13 +7,13 @@ import math
 
 from omlab.bench.metrics import metric_value
 from omlab.bench.results.layout import run_path
+from omlab.bench.run_failures import EXIT_INCOMPLETE
 from omlab.bench.runner import RunSummary, run_suite
 from omlab.cli.options import add_run_options, run_options
 
 HEADLINE = (
     ("accuracy", "accuracy", "{:.1%}"),
     ("retention", "retention", "{:.1%}"),
-    ("failed", "failed_questions", "{:.0f}"),
     ("blocked_s", "blocked_s", "{:.1f}"),
     ("ctx_avg", "context_tokens_avg", "{:.0f}"),
     ("cost_usd", "cost_usd", "{:.4f}"),
@@ -27,7 +27,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         help="run a benchmark suite (resumable)",
         description="Run every configuration of a suite; a killed run resumes "
-        "where it stopped when the same command is run again.",
+        "where it stopped when the same command is run again, and so does a run that ended "
+        "incomplete (a conversation phase or a question failed): the failed parts are retried. "
+        f"Exit status: 0 all runs complete, {EXIT_INCOMPLETE} a run ended incomplete (listed in the "
+        "summary), 2 a usage or suite error, 1 a crash, 130 interrupted.",
     )
     add_run_options(parser)
     parser.add_argument("--report", action="store_true", help="write each run's report (with plots) afterwards")
@@ -38,12 +41,27 @@ def handle(args: argparse.Namespace) -> int:
     summaries = run_suite(args.suite, run_options(args))
     for summary in summaries:
         print(summary_line(summary))
+        for line in summary.failures.lines():
+            print(f"  {line}")
         print(f"  results: {run_path(args.results, summary.run_id)}")
         if args.report:
             from omlab.bench.report import write_report
 
             print(f"  report:  {write_report(args.results, summary.run_id, plots=True)}")
-    return 0
+    return exit_status(summaries)
+
+
+def exit_status(summaries: list[RunSummary]) -> int:
+    """0 when every run is complete, :data:`~omlab.bench.run_failures.EXIT_INCOMPLETE` otherwise
+    (after a closing line saying how to retry)."""
+    incomplete = [s for s in summaries if s.failures.incomplete]
+    if not incomplete:
+        return 0
+    print(
+        f"{len(incomplete)} of {len(summaries)} run(s) incomplete; run the same command again "
+        "(or with --resume RUN_ID) to retry the failed phases"
+    )
+    return EXIT_INCOMPLETE
 
 
 def summary_line(summary: RunSummary) -> str:
@@ -53,6 +71,8 @@ def summary_line(summary: RunSummary) -> str:
         value = metric_value(summary.metrics, name) if len(summary.metrics) else float("nan")
         if not math.isnan(value):
             values.append(f"{label}={pattern.format(value)}")
+    failures = summary.failures
+    values.append(f"failed={failures.counts()}" if failures.incomplete else "failed=0")
     if summary.warnings:
         values.append(f"warnings={summary.warnings}")
     resumed = " (resumed)" if summary.resumed else ""

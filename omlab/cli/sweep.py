@@ -12,6 +12,7 @@ from omlab.bench.results import metrics_df, runs_df
 from omlab.bench.suite import SuiteError, load_suite
 from omlab.bench.sweep import run_sweep
 from omlab.cli.options import add_run_options, run_options
+from omlab.cli.run import exit_status
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -24,7 +25,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "blocked seconds, sync observations, activations, context size, "
         "accuracy and cost per cell. Running it again after an interruption continues the "
         "suite's latest unfinished sweep: finished cells are reused, cut-short cells resumed, "
-        "the rest run (--new starts a new sweep; --sweep ID continues that one).",
+        "the rest run (--new starts a new sweep; --sweep ID continues that one). A cell that ended "
+        "incomplete is resumed too. Exit status: 0 every cell complete, 3 a cell ended incomplete "
+        "(listed after the table), 2 a usage or suite error, 1 a crash, 130 interrupted.",
     )
     add_run_options(parser)
     parser.add_argument("--sweep", metavar="ID", help="continue (or show) this sweep instead of the latest one")
@@ -78,7 +81,10 @@ def handle(args: argparse.Namespace) -> int:
             print(f"plot: {written}")
     elif args.plots:
         print("no plots: a heatmap needs a grid over two keys")
-    return 0
+    for summary in summaries:
+        for line in summary.failures.lines():
+            print(f"{summary.run_id} [{summary.config_name}] {line}")
+    return exit_status(summaries)
 
 
 SWEEP_COLUMNS = tuple(column for column, _, _ in SWEEP_METRICS)

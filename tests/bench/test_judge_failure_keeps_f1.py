@@ -3,6 +3,8 @@ then counted as 0)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from omlab.bench.judging import Judge
 from omlab.bench.schema import Question
 from omlab.bench.scoring import locomo_f1
@@ -11,7 +13,7 @@ from omlab.bench.scoring import locomo_f1
 def _judge_that_fails(locomo: bool) -> Judge:
     judge = Judge.__new__(Judge)  # no model client: the verdict call is replaced below
     judge._calls = []
-    judge.locomo = locomo
+    judge.settings = SimpleNamespace(dataset_kind="locomo" if locomo else "longmemeval")
 
     async def broken_verdict(question, hypothesis):
         raise KeyError("no judge prompt for question type 'single-hop'")

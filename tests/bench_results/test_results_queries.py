@@ -30,8 +30,9 @@ def _queries() -> list[tuple[str, str, str, str]]:
     return _QUERY.findall(DOC.read_text(encoding="utf-8"))
 
 
-def _report_rows(text: str) -> dict[tuple[str, str], tuple[str, str]]:
-    """``{(section, row key): (value cell, n cell)}`` for every table row but the Run section's."""
+def _report_rows(text: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """``{(section, row key): (value cell, n cell[, missing cell])}`` for every table row but the
+    Run section's."""
     rows: dict[tuple[str, str], tuple[str, str]] = {}
     section = ""
     for line in text.splitlines():
@@ -48,6 +49,8 @@ def _report_rows(text: str) -> dict[tuple[str, str], tuple[str, str]]:
         elif section.startswith("Cost by"):
             rows[(section, cells[0])] = (cells[1], cells[3])
             rows[(section, f"{cells[0]} (paid)")] = (cells[2], cells[3])
+        elif len(cells) == 5:  # metric, value, 95% CI, n, missing
+            rows[(section, cells[0])] = (cells[1], cells[3], cells[4])
         elif len(cells) == 4:
             rows[(section, cells[0])] = (cells[1], cells[3])
         else:
@@ -134,11 +137,17 @@ def test_every_query_gives_the_reports_figure_and_the_stored_metric(run):
                         )
                     ), f"{section} / {key}: the query gives a figure the report does not show"
                     continue
-                value_cell, n_cell = rows[(section, key)]
+                value_cell, n_cell, *missing_cell = rows[(section, key)]
                 value = float(record["value"])
                 assert _matches(value_cell, value), f"{section} / {key}: query {value!r}, report {value_cell!r}"
                 if "n" in record and n_cell:
                     assert int(record["n"]) == int(n_cell.replace(",", "")), f"{section} / {key}: n"
+                if "n_missing" in record:
+                    shown = missing_cell[0].split(";")[0] if missing_cell else ""
+                    assert shown, f"{section} / {key}: the report has no missing count"
+                    assert int(record["n_missing"]) == int(shown.replace(",", "")), f"{section} / {key}: missing"
+                    stored_missing = metrics.loc[(name, group), "n_missing"]
+                    assert int(record["n_missing"]) == int(stored_missing), f"{name} [{group}] n_missing"
                 stored = metrics.loc[(name, group), "value"]
                 assert value == pytest.approx(stored, rel=1e-12, abs=1e-12), f"{name} [{group}]"
                 covered.add((section, key))

@@ -601,6 +601,8 @@ def _set_schema(path, version: int, drop_question_id: bool) -> None:
     try:
         if drop_question_id:
             connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        if version < 5:
+            connection.execute("ALTER TABLE metrics DROP COLUMN n_missing")
         if version < 4:  # columns an older omlab did not write
             connection.execute("ALTER TABLE model_calls DROP COLUMN cost_usd_paid")
             connection.execute("ALTER TABLE runs DROP COLUMN price_map")
@@ -657,6 +659,18 @@ def test_a_version_3_file_derives_the_paid_cost_and_gets_the_column_when_resumed
         writer.add_model_calls([{"conversation_id": "c1", "call_id": "new", "cost_usd": 0.1, "cost_usd_paid": 0.0}])
     paid = calls_df(tmp_path).set_index("call_id")["cost_usd_paid"].to_dict()
     assert paid == {"sent": 0.5, "hit": 0.0, "new": 0.0}
+
+
+def test_a_version_4_file_reads_metrics_without_n_missing_and_gets_it_when_resumed(tmp_path):
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_metrics([{"name": "accuracy", "group_key": "all", "value": 0.5, "n": 4}])
+    _set_schema(run_path(tmp_path, RUN), 4, drop_question_id=False)
+    old = metrics_df(tmp_path)
+    assert list(old["value"]) == [0.5] and old["n_missing"].isna().all()
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_metrics([{"name": "f1", "group_key": "all", "value": 0.25, "n": 3, "n_missing": 1}])
+    missing = metrics_df(tmp_path).set_index("name")["n_missing"]
+    assert pd.isna(missing["accuracy"]) and missing["f1"] == 1
 
 
 def test_a_file_from_a_newer_omlab_is_refused(tmp_path):

@@ -110,7 +110,7 @@ def _frames(**replace) -> RunFrames:
 
 @pytest.fixture(scope="module")
 def metrics() -> pd.DataFrame:
-    return compute_metrics(_frames(), dataset_kind="synthetic", n_boot=200)
+    return compute_metrics(_frames(), dataset_kind="synthetic", on_missing="wrong", n_boot=200)
 
 
 def value(metrics, name, group="all"):
@@ -130,21 +130,35 @@ def test_accuracy_counts_failed_questions_as_wrong(metrics):
     assert value(metrics, "failed_questions") == 1
     assert value(metrics, "judge_missing") == 0
     row = metrics[(metrics["name"] == "accuracy") & (metrics["group_key"] == "all")].iloc[0]
-    assert row["lo"] <= 0.6 <= row["hi"] and row["n"] == 5
+    assert row["lo"] <= 0.6 <= row["hi"] and row["n"] == 5 and row["n_missing"] == 1
 
 
-def test_drop_policy_leaves_failures_out():
-    dropped = compute_metrics(_frames(), dataset_kind="synthetic", on_missing="drop", n_boot=50)
+def _row(metrics, name, group="all"):
+    return metrics[(metrics["name"] == name) & (metrics["group_key"] == group)].iloc[0]
+
+
+def test_by_default_a_missing_score_is_left_out_and_counted_as_missing():
+    dropped = compute_metrics(_frames(), dataset_kind="synthetic", n_boot=50)
     assert value(dropped, "accuracy") == pytest.approx(3 / 4)
     assert value(dropped, "failed_questions") == 1  # still reported
+    overall = _row(dropped, "accuracy")
+    assert (overall["n"], overall["n_missing"]) == (4, 1)
+    knowledge = _row(dropped, "accuracy", "knowledge-update")  # q3 yes, q5 failed
+    assert (knowledge["value"], knowledge["n"], knowledge["n_missing"]) == (1.0, 1, 1)
+    assert _row(dropped, "accuracy", "single-session-user")["n_missing"] == 0
+    assert _row(dropped, "task_averaged_accuracy")["n_missing"] == 1
+    assert pd.isna(_row(dropped, "questions")["n_missing"])  # counts have nothing missing
 
 
 def test_missing_verdicts_are_counted():
     scores = _scores()
     scores = scores[~((scores["question_id"] == "q3") & (scores["scorer"] == "judge"))]
-    metrics = compute_metrics(_frames(scores=scores), dataset_kind="synthetic", n_boot=50)
+    metrics = compute_metrics(_frames(scores=scores), dataset_kind="synthetic", on_missing="wrong", n_boot=50)
     assert value(metrics, "judge_missing") == 1
     assert value(metrics, "accuracy") == pytest.approx(2 / 5)
+    assert _row(metrics, "accuracy")["n_missing"] == 2  # q3 no verdict, q5 no answer
+    dropped = compute_metrics(_frames(scores=scores), dataset_kind="synthetic", n_boot=50)
+    assert value(dropped, "accuracy") == pytest.approx(2 / 3)
 
 
 def test_retention(metrics):
@@ -223,6 +237,7 @@ def test_locomo_reports_f1_for_all_categories_and_j_for_one_to_four():
     metrics = compute_metrics(
         RunFrames(_steps().iloc[0:0], _events().iloc[0:0], _calls().iloc[0:0], answers, scores),
         dataset_kind="locomo",
+        on_missing="wrong",
         n_boot=50,
     )
     # F1 over all four (the failed one scores 0): (0.5 + 0.25 + 1 + 0) / 4
@@ -232,6 +247,17 @@ def test_locomo_reports_f1_for_all_categories_and_j_for_one_to_four():
     assert value(metrics, "accuracy") == pytest.approx(1 / 3)
     assert value(metrics, "accuracy", "single-hop") == pytest.approx(1.0)
     assert math.isnan(value(metrics, "accuracy", "adversarial"))
+    assert (_row(metrics, "f1")["n"], _row(metrics, "f1")["n_missing"]) == (4, 1)
+    assert _row(metrics, "f1", "temporal")["n_missing"] == 1
+    # by default the missing F1 is left out, never counted as 0
+    dropped = compute_metrics(
+        RunFrames(_steps().iloc[0:0], _events().iloc[0:0], _calls().iloc[0:0], answers, scores),
+        dataset_kind="locomo",
+        n_boot=50,
+    )
+    assert value(dropped, "f1") == pytest.approx(1.75 / 3)
+    assert (_row(dropped, "f1")["n"], _row(dropped, "f1")["n_missing"]) == (3, 1)
+    assert value(dropped, "accuracy") == pytest.approx(1 / 2)
 
 
 def test_empty_frames_give_no_rows():
@@ -288,3 +314,25 @@ def test_sweep_table_rows_follow_the_swept_values_not_the_finish_order():
     )
     table = sweep_table(runs, pd.DataFrame(columns=["run_id", "name", "group_key", "value"]))
     assert list(zip(table["buffer_tokens"], table["block_after"], strict=True)) == [(0.1, 1.1), (0.1, 2.0), (0.4, 1.1)]
+
+
+def test_task_averaged_accuracy_over_a_subset_names_the_absent_types_and_is_missing_in_the_official_protocol():
+    absent = {
+        "single-session-assistant",
+        "single-session-preference",
+        "multi-session",
+        "temporal-reasoning",
+    }
+    ours = compute_metrics(_frames(), dataset_kind="longmemeval", n_boot=50)
+    assert value(ours, "task_averaged_accuracy") == pytest.approx((2 / 3 + 1) / 2)  # the two types present
+    assert set(ours.loc[ours["name"] == "task_type_absent", "group_key"]) == absent
+    official = compute_metrics(_frames(), dataset_kind="longmemeval", protocol="official", n_boot=50)
+    assert math.isnan(value(official, "task_averaged_accuracy"))  # the official script prints nan
+    assert value(official, "accuracy") == value(ours, "accuracy")  # micro accuracy is unaffected
+    # a dataset of other question types has no LongMemEval types to be absent
+    own_types = _answers().assign(question_type="my-type")
+    assert (
+        compute_metrics(_frames(answers=own_types), dataset_kind="jsonl", n_boot=50)
+        .query("name == 'task_type_absent'")
+        .empty
+    )

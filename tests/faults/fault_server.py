@@ -1,6 +1,6 @@
 """A local OpenAI-compatible server that answers with omlab's offline models and injects faults.
 
-``FaultServer(rate=0.2, seed=1)`` listens on 127.0.0.1 (a free port) and serves
+``FaultServer(rate=0.2, seed=1)`` listens on 127.0.0.1 (a free port, or ``port``) and serves
 ``POST …/chat/completions``: the request's ``model`` names an offline model (``observer``,
 ``reflector``, ``reader``, ``judge``) that writes the reply. With probability ``rate`` a request
 gets a fault instead, drawn evenly from :data:`FAULTS`:
@@ -47,6 +47,7 @@ class FaultServer:
         hang_s: float = 2.0,
         max_requests: int = 2_000,
         lifetime_s: float = 120.0,
+        port: int = 0,
     ) -> None:
         self.rate = rate
         self.faults_enabled = faults
@@ -60,7 +61,7 @@ class FaultServer:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._threads: list[threading.Thread] = []
 

@@ -14,15 +14,16 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
 
 PHASES: tuple[str, ...] = ("prepare", "answer", "judge")
 CONVERSATION_STATUSES: tuple[str, ...] = ("done", "failed")
-RUN_STATUSES: tuple[str, ...] = ("started", "finished", "failed", "interrupted")
-FINAL_RUN_STATUSES: tuple[str, ...] = ("finished", "failed", "interrupted")
+RUN_STATUSES: tuple[str, ...] = ("started", "finished", "incomplete", "failed", "interrupted")
+FINAL_RUN_STATUSES: tuple[str, ...] = ("finished", "incomplete", "failed", "interrupted")
+"""``incomplete``: the run ended but some conversation phase failed (resume retries it)."""
 ANSWER_FAILED = "failed"
 """The ``answers.status`` value that marks a question as not answered (resume retries it)."""
 # pandas 3 has a real default string dtype; before it, text lives in object columns.
@@ -225,6 +226,7 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             _float("lo"),
             _float("hi"),
             _int("n"),
+            _int("n_missing"),
         ),
         "lineage": (
             _RUN_ID,
@@ -309,6 +311,7 @@ COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxy
     {
         2: (("model_calls", "question_id"),),
         4: (("model_calls", "cost_usd_paid"), ("runs", "price_map")),
+        5: (("metrics", "n_missing"),),
     }
 )
 """``(table, column)`` pairs each schema version added. Files of an older version are read with

@@ -22,6 +22,14 @@ from typing import Literal
 VerdictMode = Literal["parity", "official", "strict", "lenient"]
 VERDICT_MODES: tuple[str, ...] = ("parity", "official", "strict", "lenient")
 
+VERDICT_RULES: dict[str, str] = {
+    "parity": "the reference OM harness's rule: the reply is 'yes' or starts with 'yes.'",
+    "official": "LongMemEval's evaluate_qa.py rule: 'yes' anywhere in the reply",
+    "strict": "the reply's first word decides; anything else is no verdict",
+    "lenient": "one polarity word anywhere in the reply; none or both is no verdict",
+}
+"""One line per verdict mode, for reports."""
+
 _POSITIVE = frozenset({"yes", "correct", "true"})
 _NEGATIVE = frozenset({"no", "incorrect", "wrong", "false"})
 _WORD = re.compile(r"[a-z]+")
