@@ -109,3 +109,52 @@ def test_notebook_runs_headless(name, kernel_env):
     assert not any(p for p in (kernel_env / "home").rglob("*") if p.is_file() and "ipython" not in str(p))
     assert not (NOTEBOOKS_DIR / "results").exists()
     print(f"{name}: {elapsed:.1f} s")
+
+
+def _tier_costs(results: Path) -> dict[str, tuple[float, float]]:
+    from omlab.bench.metrics import metric_value
+    from omlab.bench.results import metrics_df, runs_df
+
+    runs = runs_df(results)
+    costs = {}
+    for suite in ("tiers-single", "tiers-routed"):
+        (run_id,) = runs.loc[runs["suite"] == suite, "run_id"]
+        metrics = metrics_df(results, run_id)
+        costs[suite] = (metric_value(metrics, "cost_usd"), metric_value(metrics, "cost_usd_paid"))
+    return costs
+
+
+@pytest.mark.slow
+def test_notebook_03_compares_costs_the_same_fresh_and_after_the_quickstart(kernel_env, monkeypatch):
+    """Issue 10: after the quickstart, the single-tier run came from the cache and looked cheaper
+    than routing because it kept the quickstart's cost; as configured, both orders now agree."""
+    from nbclient import NotebookClient
+
+    from omlab.bench.runner import RunOptions, run_suite
+
+    def execute(results: Path) -> dict[str, tuple[float, float]]:
+        monkeypatch.setenv("OMLAB_RESULTS", str(results))
+        notebook = load("03_model_tiers")
+        client = NotebookClient(
+            notebook,
+            kernel_name="python3",
+            timeout=CELL_TIMEOUT_S,
+            resources={"metadata": {"path": str(NOTEBOOKS_DIR)}},
+        )
+        client.execute()
+        return _tier_costs(results)
+
+    fresh = execute(kernel_env / "fresh")
+    after = kernel_env / "after-quickstart"
+    run_suite(
+        NOTEBOOKS_DIR.parent / "benchmarks" / "quickstart.toml",
+        RunOptions(results_dir=after, progress=False, workers=1),
+    )
+    warmed = execute(after)
+    for suite in fresh:
+        assert warmed[suite][0] == pytest.approx(fresh[suite][0], rel=1e-9), suite  # as configured: identical
+    single, routed = fresh["tiers-single"][0], fresh["tiers-routed"][0]
+    assert (warmed["tiers-single"][0] < warmed["tiers-routed"][0]) == (single < routed)
+    # the quickstart's cache served the single-tier run: it paid less than it costs as configured
+    assert warmed["tiers-single"][1] < warmed["tiers-single"][0]
+    assert fresh["tiers-single"][1] == pytest.approx(fresh["tiers-single"][0])
