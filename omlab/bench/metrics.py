@@ -203,6 +203,10 @@ def _question_metrics(
             f1 = f1.map(lambda v: v if math.isnan(v) else aggregate_f1_values([v], f1_aggregation)[0])
         frame["f1"] = f1
         rows += _locomo_rows(frame, policy, has_verdicts, n_boot, seed)
+    elif has_verdicts and policy == "drop" and frame["correct"].isna().all():
+        # nothing to aggregate: the figures are missing (n 0), never 0%
+        rows.append(_row("accuracy", "all", math.nan, n=0))
+        rows.append(_row("task_averaged_accuracy", "all", math.nan, n=0))
     elif has_verdicts:
         report = longmemeval_report(
             frame.assign(is_abstention=frame["is_abstention"].fillna(False).astype(bool)),
@@ -297,6 +301,8 @@ def _locomo_rows(frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: i
                 int(table_row["n"]),
             )
         )
+    if report.j_ci is None and has_verdicts and scored["category"].isin((1, 2, 3, 4)).any():
+        rows.append(_row("accuracy", "all", math.nan, n=0))  # no verdict at all: missing, never 0%
     if report.j_ci is not None:
         rows.append(_row("accuracy", "all", report.j, report.j_ci.lo, report.j_ci.hi, report.j_n))
         for category, table_row in report.j_by_category.iterrows():

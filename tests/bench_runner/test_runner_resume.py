@@ -207,7 +207,10 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
     from omlab.bench.metrics import metric_value
 
     assert metric_value(first.metrics, "failed_questions") == 8
-    assert metric_value(first.metrics, "accuracy") == 0.0  # failures count as wrong, never dropped
+    # no answer, no score: the accuracy is missing (n 0, 8 missing), never 0%, and the run incomplete
+    accuracy = first.metrics.set_index(["name", "group_key"]).loc[("accuracy", "all")]
+    assert pd.isna(accuracy["value"]) and accuracy["n"] == 0 and accuracy["n_missing"] == 8
+    assert first.status == "incomplete" and first.failures.unanswered == 8
     marks = conversations_df(results, first.run_id)
     assert set(marks.loc[marks["phase"] == "answer", "status"]) == {"failed"}
 
@@ -216,6 +219,7 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
     answers = catalog_of(results).read_table("answers", first.run_id)
     assert len(answers) == 8 and (answers["status"] == "ok").all()
     assert metric_value(second.metrics, "failed_questions") == 0
+    assert second.status == "finished" and not second.failures.incomplete
 
 
 def _tiny_jobs(folder: Path):

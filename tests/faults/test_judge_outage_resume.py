@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from omlab.bench.results import answers_df, metrics_df, runs_df, scores_df
 from omlab.bench.run_failures import EXIT_INCOMPLETE
@@ -90,7 +91,8 @@ def test_a_judge_outage_keeps_f1_shows_incomplete_and_resume_completes_it(tmp_pa
     assert metrics.loc[("f1", "all"), "n"] == 5 and metrics.loc[("f1", "all"), "n_missing"] == 0
     assert metrics.loc[("failed_phases", "all"), "value"] == 1
     assert metrics.loc[("unscored_questions", "all"), "value"] == 4
-    assert ("accuracy", "all") not in metrics.index  # no verdict at all: no accuracy, not 0%
+    accuracy = metrics.loc[("accuracy", "all")]  # no verdict at all: missing, not 0%
+    assert pd.isna(accuracy["value"]) and accuracy["n"] == 0 and accuracy["n_missing"] == 4
 
     assert main(["report", run_id, "--results", str(results)]) == 0
     assert "INCOMPLETE" in capsys.readouterr().out
