@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Re-record the reference traces tests/fixtures/mastra/buffered_reflection_300.json and
-# buffered_multi_assistant_600.json with ../shared/tools/mastra-replay (@mastra/memory 1.31.0).
+# Re-record the reference traces tests/fixtures/mastra/buffered_reflection_300.json,
+# buffered_multi_assistant_600.json and buffered_block_after_320.json with
+# ../shared/tools/mastra-replay (@mastra/memory 1.31.0).
 #
 # A maintainer's tool, never run by CI or the tests: it installs Node and the reference engine
 # from the npm registry into a scratch folder outside the repository.
@@ -318,4 +319,10 @@ record buffered_multi_assistant_600 \
     '{"observation":{"messageTokens":3000,"bufferTokens":0.2,"bufferActivation":0.8,"blockAfter":1.2},"reflection":{"observationTokens":4000,"bufferActivation":0.5}}' \
     "node make-conversation.mjs --messages 530 --tokens 95400 --seed 11, then every 5th turn's reply split into 2 and every 15th into 3 (600 messages)" split \
     --messages 530 --tokens 95400 --seed 11
+# longer messages (500 tokens on average): chunks often cannot bring the context under the
+# threshold, so the reference also observes synchronously in buffered mode (the blockAfter band)
+record buffered_block_after_320 \
+    '{"observation":{"messageTokens":3000,"bufferTokens":0.2,"bufferActivation":0.8,"blockAfter":1.2},"reflection":{"observationTokens":4000,"bufferActivation":0.5}}' \
+    "node make-conversation.mjs --messages 320 --tokens 160000 --seed 9" nosplit \
+    --messages 320 --tokens 160000 --seed 9
 echo "fixtures written to $OUT (scratch: $D)" >&2
