@@ -67,6 +67,12 @@ SWEEP_METRICS: tuple[tuple[str, str, str], ...] = (
     ("cost_usd", "cost_usd", "all"),
 )
 """``(column, metric name, group)`` of the sweep table, after the grid columns."""
+SWEEP_INTERVALS: tuple[tuple[str, str, str], ...] = (("accuracy", "accuracy", "all"),)
+"""``(column, metric name, group)`` whose 95% CI and sample size the sweep table also carries, as
+``<column>_lo``, ``<column>_hi`` and ``<column>_n`` after the :data:`SWEEP_METRICS` columns."""
+SWEEP_INTERVAL_COLUMNS: tuple[str, ...] = tuple(
+    f"{column}_{part}" for column, _, _ in SWEEP_INTERVALS for part in ("lo", "hi", "n")
+)
 
 # A cycle's compression: synchronous cycles report it on their observation-end part, buffered ones
 # on the activation that puts their output in the log (tokensActivated in, observationTokens out).
@@ -139,10 +145,21 @@ def metric_value(metrics: pd.DataFrame, name: str, group: str = "all") -> float:
     return float(hit["value"].iloc[0]) if len(hit) else math.nan
 
 
+def metric_interval(metrics: pd.DataFrame, name: str, group: str = "all") -> tuple[float, float, float]:
+    """``(lo, hi, n)`` of metric ``name`` for ``group``: its 95% CI and sample size (NaN for each
+    one that is absent, or for all three when the metric or those columns are)."""
+    columns = [column for column in ("lo", "hi", "n") if column in metrics.columns]
+    hit = metrics[(metrics["name"] == name) & (metrics["group_key"] == group)]
+    found = {column: pd.to_numeric(hit[column], errors="coerce").iloc[0] for column in columns} if len(hit) else {}
+    return tuple(float(found.get(column, math.nan)) for column in ("lo", "hi", "n"))  # type: ignore[return-value]
+
+
 def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per run, sorted by the swept values: its grid values (columns named like
-    ``buffer_tokens``), then the :data:`SWEEP_METRICS` columns. ``runs`` needs ``run_id``, ``config_name`` and ``config_json``
-    (whose ``grid_point`` holds the cell's values)."""
+    ``buffer_tokens``), then the :data:`SWEEP_METRICS` columns, then the
+    :data:`SWEEP_INTERVAL_COLUMNS` (``accuracy_lo``, ``accuracy_hi``, ``accuracy_n``). ``runs``
+    needs ``run_id``, ``config_name`` and ``config_json`` (whose ``grid_point`` holds the cell's
+    values)."""
     import json
 
     table = []
@@ -154,6 +171,10 @@ def sweep_table(runs: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
         swept.update(dict.fromkeys(_column_name(key) for key in point))
         own = metrics[metrics["run_id"] == run["run_id"]]
         row.update({column: metric_value(own, name, group) for column, name, group in SWEEP_METRICS})
+        for column, name, group in SWEEP_INTERVALS:
+            row.update(
+                zip((f"{column}_{part}" for part in ("lo", "hi", "n")), metric_interval(own, name, group), strict=True)
+            )
         table.append(row)
     frame = pd.DataFrame(table)
     if swept:  # rows in grid order, whatever order the runs finished in
@@ -534,6 +555,7 @@ __all__ = [
     "RunFrames",
     "compute_metrics",
     "load_run_frames",
+    "metric_interval",
     "metric_value",
     "metrics_records",
     "sweep_table",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import SWEEP_METRICS, sweep_table
+from omlab.bench.metrics import SWEEP_INTERVAL_COLUMNS, SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
 from omlab.bench.suite import SuiteError, load_suite
 from omlab.bench.sweep import run_sweep
@@ -73,7 +73,7 @@ def handle(args: argparse.Namespace) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
     print(f"sweep table: {path}")
-    grid = [c for c in table.columns if c not in ("run_id", "config_name", *SWEEP_COLUMNS)]
+    grid = swept_columns(table)
     if args.plots and len(grid) >= 2:
         from omlab.viz.report import write_sweep_plots
 
@@ -87,14 +87,22 @@ def handle(args: argparse.Namespace) -> int:
     return exit_status(summaries)
 
 
-SWEEP_COLUMNS = tuple(column for column, _, _ in SWEEP_METRICS)
+SWEEP_COLUMNS = (*(column for column, _, _ in SWEEP_METRICS), *SWEEP_INTERVAL_COLUMNS)
+
+
+def swept_columns(table: pd.DataFrame) -> list[str]:
+    """The sweep table's grid columns (the swept settings), in grid order."""
+    return [c for c in table.columns if c not in ("run_id", "config_name", *SWEEP_COLUMNS)]
 
 
 def format_table(table: pd.DataFrame) -> str:
-    """The sweep table as aligned text (rates as percentages, seconds and costs rounded)."""
+    """The sweep table as aligned text (rates and their CI bounds as percentages, sample sizes as
+    whole numbers, seconds and costs rounded)."""
     shown = table.drop(columns=["config_name"]).copy()
     for column in shown.columns:
-        if column in ("accuracy", "retention"):
+        if column.endswith("_n") and column in SWEEP_INTERVAL_COLUMNS:
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
+        elif column in ("accuracy", "retention") or column in SWEEP_INTERVAL_COLUMNS:
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
         elif column == "cost_usd":
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.4f}")

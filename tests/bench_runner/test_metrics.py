@@ -336,3 +336,30 @@ def test_task_averaged_accuracy_over_a_subset_names_the_absent_types_and_is_miss
         .query("name == 'task_type_absent'")
         .empty
     )
+
+
+def test_sweep_table_carries_the_accuracy_interval_after_the_old_columns():
+    import json
+
+    runs = pd.DataFrame(
+        {
+            "run_id": ["r1", "r2"],
+            "config_name": ["a", "b"],
+            "config_json": [json.dumps({"grid_point": {"observation.bufferTokens": b}}) for b in (0.1, 0.2)],
+        }
+    )
+    metrics = pd.DataFrame(
+        [
+            ("r1", "accuracy", "all", 0.5, 0.45, 0.55, 300),
+            ("r1", "accuracy", "temporal", 0.9, 0.8, 1.0, 20),
+            ("r2", "blocked_s", "all", 3.0, None, None, None),
+        ],
+        columns=["run_id", "name", "group_key", "value", "lo", "hi", "n"],
+    )
+    table = sweep_table(runs, metrics)
+    assert list(table.columns[-3:]) == ["accuracy_lo", "accuracy_hi", "accuracy_n"]
+    assert list(table.columns[:-3]) == list(
+        sweep_table(runs, metrics[["run_id", "name", "group_key", "value"]]).columns[:-3]
+    )
+    assert table.loc[0, ["accuracy", "accuracy_lo", "accuracy_hi", "accuracy_n"]].tolist() == [0.5, 0.45, 0.55, 300]
+    assert table.loc[1, ["accuracy_lo", "accuracy_hi", "accuracy_n"]].isna().all()

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Text
 
 from omlab.viz.plots import pareto_front, plot_cost_vs_accuracy
@@ -130,3 +131,39 @@ def test_empty_and_bad_input():
     assert no_data_note(plot_cost_vs_accuracy(_points().iloc[[5]].assign(accuracy=None))) is not None
     with pytest.raises(ValueError, match="missing columns.*label"):
         plot_cost_vs_accuracy(_points().drop(columns=["label"]))
+
+
+def test_sweep_table_ci_columns_draw_error_bars():
+    points = (
+        _points()
+        .iloc[:5]
+        .assign(accuracy_lo=lambda f: f["accuracy"] - 0.05, accuracy_hi=lambda f: f["accuracy"] + 0.08)
+    )
+    ax = plot_cost_vs_accuracy(points)
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    _, _, (segments,) = bars.lines
+    spans = sorted((round(float(s[0][1]), 3), round(float(s[1][1]), 3)) for s in segments.get_segments())
+    assert spans[0] == (0.35, 0.48)  # E: 0.40 - 0.05 to 0.40 + 0.08
+    assert "95% CI" in legend_texts(ax)
+
+
+def test_plain_lo_hi_columns_still_draw_error_bars():
+    points = _points().iloc[:5].assign(lo=lambda f: f["accuracy"] - 0.05, hi=lambda f: f["accuracy"] + 0.05)
+    ax = plot_cost_vs_accuracy(points)
+    assert any(isinstance(c, ErrorbarContainer) for c in ax.containers)
+
+
+def test_constant_accuracy_is_noted_on_the_plot():
+    points = _points().iloc[:5].assign(accuracy=0.5333)
+    ax = plot_cost_vs_accuracy(points)
+    assert title(ax).splitlines() == ["Cost vs accuracy", "accuracy does not vary: 53.3% at every point"]
+    custom = plot_cost_vs_accuracy(points, title="Sweep S")
+    assert title(custom).splitlines()[1] == "accuracy does not vary: 53.3% at every point"
+
+
+def test_differences_inside_overlapping_intervals_are_noted():
+    points = _points().iloc[:5].assign(lo=0.3, hi=0.8)
+    ax = plot_cost_vs_accuracy(points)
+    assert "every 95% CI overlaps every other" in title(ax)
+    apart = _points().iloc[:5].assign(lo=lambda f: f["accuracy"] - 0.01, hi=lambda f: f["accuracy"] + 0.01)
+    assert title(plot_cost_vs_accuracy(apart)) == "Cost vs accuracy"

@@ -62,6 +62,7 @@ def test_heatmap_annotates_every_cell():
     assert ax.get_ylabel() == "blockAfter (× messageTokens, or tokens)"
     assert title(ax).splitlines() == [
         "Blocked time (virtual s) by bufferTokens × blockAfter",
+        "spread 5",  # 3 to 8 s: wide enough to keep the data's own colour range
         "each cell: mean of up to 2 rows; – = not run",
     ]
     assert len(ax.figure.axes) == 2  # the colour bar
@@ -94,3 +95,92 @@ def test_bad_input_and_empty():
     with pytest.raises(ValueError, match="missing columns.*peak_context_tokens"):
         plot_sweep_heatmap(_sweep(), value="peak_context_tokens")
     assert no_data_note(plot_sweep_heatmap(_sweep().iloc[0:0])) == "no data: empty sweep"
+
+
+def _two_by_two(value: str, cells: list[float], **extra: list[float]) -> pd.DataFrame:
+    """One row per cell of a 2 × 2 grid, ``value`` (and any ``extra`` column) in row order."""
+    grid = [(x, y) for y in (1.1, 1.5) for x in (0.1, 0.2)]
+    return pd.DataFrame(
+        {"buffer_tokens": [x for x, _ in grid], "block_after": [y for _, y in grid], value: cells, **extra}
+    )
+
+
+def test_a_small_accuracy_spread_does_not_fill_the_colour_range():
+    sweep = _two_by_two("accuracy", [0.500, 0.512, 0.524, 0.536])
+    ax = plot_sweep_heatmap(sweep, value="accuracy")
+    norm = ax.images[0].norm
+    assert norm.vmax - norm.vmin == pytest.approx(0.20)  # the minimum span for proportions
+    assert norm.vmin <= 0.500 and norm.vmax >= 0.536
+    assert "spread 3.6 pp" in title(ax)
+    assert "colours span 20 pp" in title(ax)
+
+
+def test_a_proportion_range_stays_inside_zero_to_one():
+    ax = plot_sweep_heatmap(_two_by_two("accuracy", [0.95, 0.97, 0.98, 1.0]), value="accuracy")
+    norm = ax.images[0].norm
+    assert (norm.vmin, norm.vmax) == pytest.approx((0.8, 1.0))
+
+
+def test_a_wide_spread_keeps_the_data_range():
+    ax = plot_sweep_heatmap(_two_by_two("accuracy", [0.2, 0.4, 0.6, 0.7]), value="accuracy")
+    norm = ax.images[0].norm
+    assert (norm.vmin, norm.vmax) == pytest.approx((0.2, 0.7))
+    assert "spread 50.0 pp" in title(ax) and "colours span" not in title(ax)
+
+
+def test_a_small_relative_spread_of_a_magnitude_is_not_stretched():
+    ax = plot_sweep_heatmap(
+        _two_by_two("context_tokens_peak", [30_000, 30_200, 30_400, 30_500]), value="context_tokens_peak"
+    )
+    norm = ax.images[0].norm
+    assert norm.vmax - norm.vmin == pytest.approx(0.2 * 30_500)
+    assert "spread 500" in title(ax)
+
+
+def test_no_variation_is_one_neutral_colour_and_says_so():
+    ax = plot_sweep_heatmap(_two_by_two("accuracy", [0.5333] * 4), value="accuracy")
+    render(ax)
+    assert "no variation: 53.3% in every cell" in title(ax)
+    assert len(ax.figure.axes) == 1  # no colour bar: there is no scale to read
+    image = ax.images[0]
+    colours = {tuple(image.to_rgba(v)) for v in np.ravel(image.get_array())}
+    assert len(colours) == 1
+
+
+def test_counts_get_integer_colorbar_ticks_and_cell_labels():
+    ax = plot_sweep_heatmap(_two_by_two("sync_observations", [0, 1, 2, 3]), value="sync_observations")
+    render(ax)
+    colorbar_ax = ax.figure.axes[1]
+    norm = ax.images[0].norm
+    ticks = [t for t in colorbar_ax.get_yticks() if norm.vmin <= t <= norm.vmax]
+    assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks)
+    big = plot_sweep_heatmap(_two_by_two("activations", [1200, 1210, 1250, 1300]), value="activations")
+    assert sorted(t.get_text() for t in big.texts) == ["1,200", "1,210", "1,250", "1,300"]
+
+
+def test_accuracy_cells_show_n_and_the_confidence_interval():
+    sweep = _two_by_two(
+        "accuracy",
+        [0.5, 0.6, 0.7, 0.8],
+        accuracy_lo=[0.45, 0.55, 0.65, 0.75],
+        accuracy_hi=[0.55, 0.65, 0.75, 0.85],
+        accuracy_n=[300, 300, 300, 120],
+    )
+    ax = plot_sweep_heatmap(sweep, value="accuracy")
+    texts = [t.get_text() for t in ax.texts]
+    assert "50.0%\nn=300, CI 45.0–55.0%" in texts
+    assert "80.0%\nn=120, CI 75.0–85.0%" in texts
+    assert "95% CI" in title(ax)
+
+
+def test_intervals_are_left_out_of_cells_that_average_several_rows():
+    sweep = pd.concat(
+        [
+            _two_by_two(
+                "accuracy", [0.5, 0.6, 0.7, 0.8], accuracy_n=[10] * 4, accuracy_lo=[0.4] * 4, accuracy_hi=[0.9] * 4
+            )
+        ]
+        * 2
+    )
+    ax = plot_sweep_heatmap(sweep, value="accuracy")
+    assert sorted(t.get_text() for t in ax.texts) == ["50.0%", "60.0%", "70.0%", "80.0%"]

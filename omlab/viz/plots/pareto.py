@@ -3,6 +3,11 @@
 A config is on the front when no other config is at least as cheap *and* at least as accurate
 while being strictly better on one of the two. Those are the only configs worth choosing; the
 rest are shown in grey.
+
+A front can be read out of noise, so the plot says when it should not be: the accuracy CI of each
+point is drawn when the points frame has one, the title notes when accuracy is the same at every
+point (the "front" is then just the cheapest config), and when every CI overlaps every other (the
+accuracy differences may be noise).
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from omlab.viz.style import (
     FIGSIZE_SQUARE,
     FONT,
     GREY,
-    LIGHT_GREY,
     VERMILLION,
     column_label,
     style_axes,
@@ -28,7 +32,8 @@ from omlab.viz.style import (
 
 PLOT = "plot_cost_vs_accuracy"
 POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
-"""Columns of the points frame (``lo``/``hi``, the accuracy CI, are drawn when present)."""
+"""Columns of the points frame (the accuracy CI, ``lo``/``hi`` or the sweep table's
+``accuracy_lo``/``accuracy_hi``, is drawn when present)."""
 _LABEL_ALL_UP_TO = 15
 
 
@@ -66,6 +71,7 @@ def plot_cost_vs_accuracy(
     y: str = "accuracy",
     label: str = "label",
     log_x: bool = False,
+    ci: tuple[str, str] | None = None,
     title: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
@@ -73,20 +79,23 @@ def plot_cost_vs_accuracy(
 
     Args:
         points: One row per config or run: ``label``, ``cost_usd``, ``accuracy`` (0-1), optional
-            ``lo``/``hi`` (the accuracy CI).
+            ``lo``/``hi`` or ``accuracy_lo``/``accuracy_hi`` (the accuracy CI, as the sweep
+            table names it).
         x: Cost column (lower is better).
         y: Accuracy column (higher is better, a 0-1 fraction).
         label: Column naming each point. Every point is named when there are at most 15,
             otherwise only the front.
         log_x: Logarithmic cost axis (for costs spanning orders of magnitude).
-        title: Replaces the default title.
+        ci: The (low, high) columns of the ``y`` CI; None finds ``lo``/``hi``, else
+            ``<y>_lo``/``<y>_hi``, and draws no bars when neither is there.
+        title: Replaces the default title (the notes on accuracy stay under it).
         ax: Draw here; a new figure is made when None.
 
     Returns:
         The Axes; a "no data" note when there are no points.
 
     Raises:
-        ValueError: Missing columns.
+        ValueError: Missing columns (``ci`` included, when given).
     """
     ax = axes_or_new(ax, FIGSIZE_SQUARE)
     if not has_rows(points):
@@ -97,17 +106,21 @@ def plot_cost_vs_accuracy(
         return draw_no_data(ax, title=title or "Cost vs accuracy", reason=f"every point lacks {x} or {y}")
     on_front = pareto_front(frame, "_x", "_y").to_numpy()
 
-    if "lo" in frame.columns and "hi" in frame.columns:
-        lo, hi = numeric(frame["lo"]).fillna(frame["_y"]), numeric(frame["hi"]).fillna(frame["_y"])
+    interval = _ci_columns(points, y, ci)
+    if interval is not None:
+        frame = frame.assign(
+            _lo=numeric(frame[interval[0]]).fillna(frame["_y"]), _hi=numeric(frame[interval[1]]).fillna(frame["_y"])
+        )
         ax.errorbar(
             frame["_x"],
             frame["_y"],
-            yerr=np.vstack([(frame["_y"] - lo).clip(lower=0), (hi - frame["_y"]).clip(lower=0)]),
+            yerr=np.vstack([(frame["_y"] - frame["_lo"]).clip(lower=0), (frame["_hi"] - frame["_y"]).clip(lower=0)]),
             fmt="none",
-            ecolor=LIGHT_GREY,
+            ecolor=GREY,
             elinewidth=1.0,
-            capsize=2,
+            capsize=3,
             zorder=1,
+            label="95% CI",
         )
     ax.scatter(
         frame.loc[~on_front, "_x"],
@@ -142,7 +155,7 @@ def plot_cost_vs_accuracy(
     default_title = "Cost vs accuracy" + (" (every cost is $0: offline run)" if free else "")
     style_axes(
         ax,
-        title=title or default_title,
+        title="\n".join([title or default_title, *_accuracy_notes(frame, y, interval is not None)]),
         xlabel=column_label(x) + " (lower is better)",
         ylabel=column_label(y) + " (higher is better)",
         grid_axis="both",
@@ -164,6 +177,28 @@ def plot_cost_vs_accuracy(
             in_layout=False,
         )
     return ax
+
+
+def _ci_columns(points: pd.DataFrame, y: str, ci: tuple[str, str] | None) -> tuple[str, str] | None:
+    if ci is not None:
+        require_columns(points, ci, frame_name="points", plot=PLOT)
+        return ci
+    for candidate in (("lo", "hi"), (f"{y}_lo", f"{y}_hi")):
+        if all(column in points.columns for column in candidate) and points[list(candidate)].notna().any().any():
+            return candidate
+    return None
+
+
+def _accuracy_notes(frame: pd.DataFrame, y: str, has_ci: bool) -> list[str]:
+    """Why the front may mean little: one accuracy everywhere, or CIs that all overlap."""
+    if len(frame) < 2:
+        return []
+    values = frame["_y"]
+    if values.max() == values.min():
+        return [f"{column_label(y)} does not vary: {fmt.percent(float(values.iloc[0]))} at every point"]
+    if has_ci and frame["_lo"].max() <= frame["_hi"].min():
+        return [f"every 95% CI overlaps every other: the {column_label(y)} differences may be noise"]
+    return []
 
 
 def _point_labels(frame: pd.DataFrame, label: str, on_front: np.ndarray, named) -> list[PointLabel]:
