@@ -114,10 +114,16 @@ def test_bars_stack_the_shares_of_each_type():
 
 def test_several_configs_get_one_bar_each_within_a_type():
     tight = questions_frame([("multi-session", "lost_at_reflection")])
-    loose = questions_frame([("multi-session", "answered_right")], run_id="R2")
+    loose = questions_frame([("single-session-user", "answered_right"), ("multi-session", "answered_right")], "R2")
     both = pd.concat([tight.assign(config_name="tight"), loose.assign(config_name="loose")])
-    ax = plot_loss_causes(both, by="config_name", overall=False)
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["multi-session · tight", "multi-session · loose"]
+    ax = plot_loss_causes(both, by="config_name")
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "single-session-user · loose",
+        "multi-session · tight",
+        "multi-session · loose",
+        "all types · tight",
+        "all types · loose",
+    ]
 
 
 def test_no_questions_draws_a_no_data_panel():

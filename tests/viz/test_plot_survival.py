@@ -146,7 +146,7 @@ def test_plot_draws_one_line_per_config_at_the_table_shares():
     tight = _five_turns()
     loose = tight.assign(fate=tight["fate"].replace({"dropped": "kept", "lost_at_observation": "kept"}))
     frames = {"tight": tight, "loose": loose}
-    ax = plot_fact_survival(frames)
+    ax = plot_fact_survival(frames, min_n=2)
     assert [list(line.get_ydata()) for line in ax.lines] == [[0.75, 0.75, 1 / 3, 0.5], [1.0, 1.0, 1.0, 1.0]]
     assert [list(line.get_xdata()) for line in ax.lines] == [[0, 1, 2, 3]] * 2
     assert ax.lines[0].get_color() != ax.lines[1].get_color()
@@ -155,6 +155,15 @@ def test_plot_draws_one_line_per_config_at_the_table_shares():
     assert ax.yaxis.get_major_formatter()(0.5, 0) == "50%"
     assert "reflection generations" in ax.get_xlabel()
     render(ax)
+
+
+def test_ages_few_turns_reached_get_open_markers():
+    ax = plot_fact_survival(_five_turns(), min_n=3)  # n by age: 4, 4, 3, 2
+    assert ax.lines[0].get_markevery() == [0, 1, 2]
+    [open_points] = ax.collections
+    assert open_points.get_offsets().tolist() == [[3.0, 0.5]]
+    assert legend_texts(ax)[-1] == "n < 3 turns"
+    assert len(plot_fact_survival(_five_turns(), min_n=2).collections) == 0
 
 
 def test_token_plot_labels_its_axis_in_tokens():

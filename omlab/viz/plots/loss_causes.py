@@ -61,11 +61,12 @@ def loss_cause_table(
         overall: Add an ``all types`` group per config (every question of that config).
 
     Returns:
-        One row per (config, question type, cause): ``config``, ``question_type``,
+        One row per (question type, config, cause): ``config``, ``question_type``,
         ``loss_cause``, ``n``, ``n_type`` (questions of that type and config) and ``share``
         (``n / n_type``). Types in benchmark order (LongMemEval, LoCoMo, then others by name,
-        ``all types`` last), causes in :data:`~omlab.bench.lineage.LOSS_CAUSES` order: those of
-        :data:`ALWAYS_SHOWN` always, the others when some question has them.
+        ``all types`` last), within a type the configs in the order given, causes in
+        :data:`~omlab.bench.lineage.LOSS_CAUSES` order: those of :data:`ALWAYS_SHOWN` always, the
+        others when some question has them.
 
     Raises:
         ValueError: Missing columns or a bad ``by``.
@@ -89,8 +90,9 @@ def loss_cause_table(
     if overall:
         groups.append((ALL_TYPES, frame))
     rows = []
-    for config in dict.fromkeys(frame[CONFIG]):
-        for question_type, members in groups:
+    configs = list(dict.fromkeys(frame[CONFIG]))
+    for question_type, members in groups:
+        for config in configs:
             mine = members[members[CONFIG] == config]
             if mine.empty:
                 continue

@@ -31,13 +31,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._configs import CONFIG, labelled_by_config
 from omlab.viz.plots._frames import numeric, require_columns
-from omlab.viz.style import FIGSIZE_WIDE, categorical_colors, style_axes
+from omlab.viz.style import FIGSIZE_WIDE, GREY, categorical_colors, style_axes
 
 PLOT = "plot_fact_survival"
 LINEAGE_COLUMNS: tuple[str, ...] = (
@@ -52,6 +53,8 @@ LINEAGE_COLUMNS: tuple[str, ...] = (
 TOKEN_COLUMNS: tuple[str, ...] = ("ingested_at_tokens", "dropped_at_tokens", "final_tokens")
 """The further columns the curve by token age needs."""
 TOKEN_POINTS = 20
+SPARSE_BELOW = 5
+"""Points of the plot that fewer turns reached are drawn open."""
 AgeUnit = Literal["generations", "tokens"]
 UNOBSERVED = "unobserved"
 LOST_AT_OBSERVATION = "lost_at_observation"
@@ -187,16 +190,21 @@ def plot_fact_survival(
     by: str | None = None,
     age: AgeUnit = "generations",
     ages: Sequence[float] | None = None,
+    min_n: int = SPARSE_BELOW,
     title: str | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """One line per config: the share of observed evidence still in memory against its age.
+
+    Ages that fewer than ``min_n`` turns reached (the tail of a curve) get open markers: their
+    share rests on a handful of turns.
 
     Args:
         lineage: A ``lineage_df`` frame, or ``{config label: frame}`` (see :func:`fact_survival`).
         by: With one frame, the column naming each row's config.
         age: ``generations`` or ``tokens``.
         ages: Token ages to evaluate (``age="tokens"``).
+        min_n: Points with fewer turns than this are drawn open.
         title: Replaces the default title.
         ax: Draw here; a new figure is made when None.
 
@@ -222,14 +230,27 @@ def plot_fact_survival(
     colors = categorical_colors(configs)
     for config in configs:
         points = curves[curves["config"] == config]
+        sparse = (points["n"] < min_n).to_numpy()
         ax.plot(
             points["age"],
             points["share"],
             color=colors[config],
             marker="o",
             markersize=4,
+            markevery=[int(i) for i in np.flatnonzero(~sparse)],
             linewidth=1.8,
             label=f"{config} ({table.observed[config]} observed evidence turns)",
+        )
+        if sparse.any():
+            ax.scatter(
+                points["age"][sparse], points["share"][sparse], s=18, facecolors="white", edgecolors=colors[config]
+            )
+    handles, _labels = ax.get_legend_handles_labels()
+    if (curves["n"] < min_n).any():
+        handles.append(
+            Line2D(
+                [], [], linestyle="none", marker="o", markerfacecolor="white", color=GREY, label=f"n < {min_n} turns"
+            )
         )
     ax.set_ylim(0, 1.05)
     ax.yaxis.set_major_formatter(fmt.PERCENT_AXIS)
@@ -237,7 +258,7 @@ def plot_fact_survival(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     else:
         ax.xaxis.set_major_formatter(fmt.TOKENS_AXIS)
-    legend_below(ax, ncol=min(len(configs), 2))
+    legend_below(ax, handles=handles, ncol=min(len(handles), 2))
     style_axes(ax, title=heading, xlabel=f"age ({unit})", ylabel="share still in memory")
     return ax
 
