@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from omlab.engine import extraction_step
+from omlab.engine import extraction_step, reference_mode
 from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
@@ -202,6 +202,8 @@ async def _commit_buffer(
     record.buffered_chunks = [*record.buffered_chunks, chunk]
     record.updated_at = now
     om.storage.save_record(record)
+    if om.config.compat == "reference":
+        live.buffer_boundary = reference_mode.boundary_after_buffer(new_tokens)
     om.events.data(
         "data-om-buffering-end",
         {
@@ -253,28 +255,36 @@ async def activate(
     if not chunks:
         return 0
     tokens = live.chunk_message_tokens()
+    reference = om.config.compat == "reference"
     if force_all:
         count = len(chunks)
     else:
         cfg = om.config.observation
+        pending = live.pending_tokens
+        if reference:  # D3: the reference selects with the pending count its last step stored
+            pending = reference_mode.selection_pending(record, tokens)
+            force_max = cfg.block_after is not None and pending >= cfg.block_after
         count = select_activation_boundary(
-            tokens, live.pending_tokens, cfg.buffer_activation, om.threshold(live), force_max=force_max
+            tokens, pending, cfg.buffer_activation, om.threshold(live), force_max=force_max
         ).chunks
     activated, remaining = chunks[:count], chunks[count:]
-    text = record.active_observations
-    for chunk in activated:
-        if chunk.observations:
-            text = (
-                append_with_boundary(text, chunk.observations, chunk.last_observed_at)
-                if text.strip()
-                else chunk.observations
-            )
-    record.active_observations = text
-    record.observation_token_count = om.counter.count_log(text)
     previous_cursor = record.last_observed_at
-    newest = max(c.last_observed_at for c in activated)
-    if record.last_observed_at is None or newest > record.last_observed_at:
-        record.last_observed_at = newest  # forward only
+    if reference:
+        reference_mode.append_activated(record, activated, sum(tokens[:count]))
+    else:
+        text = record.active_observations
+        for chunk in activated:
+            if chunk.observations:
+                text = (
+                    append_with_boundary(text, chunk.observations, chunk.last_observed_at)
+                    if text.strip()
+                    else chunk.observations
+                )
+        record.active_observations = text
+        record.observation_token_count = om.counter.count_log(text)
+        newest = max(c.last_observed_at for c in activated)
+        if record.last_observed_at is None or newest > record.last_observed_at:
+            record.last_observed_at = newest  # forward only
     ids = [mid for c in activated for mid in c.message_ids]
     id_set = set(ids)
     record.observed_message_ids = ids_at_cursor(record, [m for m in live.unobserved if m.id in id_set], previous_cursor)
@@ -302,7 +312,7 @@ async def activate(
                 "cycleId": chunk.cycle_id,
                 "operationType": "observation",
                 "activatedAt": iso(now),
-                "chunksActivated": count,
+                "chunksActivated": 1 if reference else count,
                 "tokensActivated": chunk_tokens,
                 "observationTokens": chunk.token_count,
                 "messagesActivated": len(chunk.message_ids),

@@ -56,6 +56,10 @@ OBSERVER_PROVIDER_OPTIONS: dict[str, Any] = {"google": {"thinkingConfig": {"thin
 REFLECTOR_PROVIDER_OPTIONS: dict[str, Any] = {"google": {"thinkingConfig": {"thinkingBudget": 1024}}}
 
 Scope = Literal["thread", "resource"]
+Compat = Literal["omlab", "reference"]
+COMPAT_MODES: tuple[str, ...] = ("omlab", "reference")
+"""``compat``: ``omlab`` (the default) keeps omlab's corrected semantics; ``reference`` reproduces
+``@mastra/memory`` 1.31.0 where omlab deliberately differs (docs/divergences.md, "Reference mode")."""
 FailurePolicy = Literal["abort", "continue"]
 ObserveAttachments = bool | Literal["auto"] | tuple[str, ...]
 
@@ -193,6 +197,7 @@ class OMConfig:
     storage: Any = None
     on_debug_event: Callable[..., Any] | None = None
     obscure_thread_ids: bool = False
+    compat: Compat = "omlab"
     extra: dict[str, Any] = field(default_factory=dict)
 
     # --- loaders ---
@@ -351,6 +356,7 @@ class OMConfig:
                 "instructions": self.retrieval.instructions,
             },
             "obscure_thread_ids": self.obscure_thread_ids,
+            "compat": self.compat,
             "observation": {
                 "model": _describe_model(obs.model),
                 "instruction": obs.instruction,
@@ -439,6 +445,7 @@ _TOP_KEYS = _keys(
     "storage",
     "onDebugEvent",
     "obscureThreadIds",
+    "compat",
 )
 _OBSERVATION_KEYS = _keys(
     "model",
@@ -756,7 +763,18 @@ def _build(options: Mapping[str, Any] | bool, *, via_memory: bool) -> OMConfig:
         storage=top.get("storage"),
         on_debug_event=_optional_callable(top.get("on_debug_event"), "onDebugEvent"),
         obscure_thread_ids=_bool(top.get("obscure_thread_ids", obscure_default), "obscureThreadIds"),
+        compat=_compat(top.get("compat", "omlab")),
     )
+
+
+def _compat(value: Any) -> Compat:
+    if value not in COMPAT_MODES:
+        raise ConfigError(
+            "compat",
+            f"must be one of {', '.join(map(repr, COMPAT_MODES))} (omlab's corrected semantics, or the "
+            f"reference engine's behaviour where omlab deliberately differs), got {value!r}",
+        )
+    return value
 
 
 _SHARE_BUDGET_FIX = (

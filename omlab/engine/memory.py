@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from omlab.engine import reference_mode
 from omlab.engine.activity import CURRENT_ACTOR, ActorCall, last_activity_at, last_actor_model
 from omlab.engine.buffering import (
     activate,
@@ -330,6 +331,8 @@ class ObservationalMemory:
             if actor_model:
                 live.last_actor_model = actor_model
             result.status = self._status(live)
+            if self.config.compat == "reference":
+                reference_mode.store_step_pending(live.record, result.status.pending_tokens)
             self._emit_status(live, result.status)
             return result
 

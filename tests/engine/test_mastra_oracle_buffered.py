@@ -83,6 +83,8 @@ class BufferedStep:
     chunk_message_tokens: int
     observation_tokens: int
     last_observed_at: str | None
+    log_sha1: str = ""
+    generation_count: int = 0
     buffered: list[dict[str, Any]] = field(default_factory=list)
     activated: list[dict[str, Any]] = field(default_factory=list)
     other_buffering_ops: list[str] = field(default_factory=list)
@@ -125,6 +127,8 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
                 chunk_message_tokens=sum(c.message_tokens for c in record.buffered_chunks),
                 observation_tokens=status.observation_tokens,
                 last_observed_at=iso_ms(record.last_observed_at),
+                log_sha1=sha1_12(record.active_observations or ""),
+                generation_count=record.generation_count,
                 buffered=[
                     {
                         "messageIds": [m.id for m in batch],
@@ -134,7 +138,12 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
                     for batch, end in zip(batches, ends)
                 ],
                 activated=[
-                    {"tokensActivated": p.data["tokensActivated"], "messagesActivated": p.data["messagesActivated"]}
+                    {
+                        "tokensActivated": p.data["tokensActivated"],
+                        "messagesActivated": p.data["messagesActivated"],
+                        "observationTokens": p.data["observationTokens"],
+                        "triggeredBy": p.data["triggeredBy"],
+                    }
                     for p in new
                     if p.type == "data-om-activation"
                 ],

@@ -1,0 +1,63 @@
+"""``compat="reference"``: the reference engine's behaviour where omlab deliberately differs.
+
+omlab's default semantics correct or simplify a few of ``@mastra/memory`` 1.31.0's behaviours
+(docs/divergences.md). A researcher who wants to predict what production Mastra does sets
+``compat="reference"``; each switch below is one entry of the "Reference mode" table in
+docs/divergences.md and is proven by replaying the recorded reference traces
+(``tests/engine/test_mastra_reference_mode.py``).
+
+* activation text: the activated chunks' texts are joined by a blank line after a single
+  ``--- message boundary (<cursor>) ---`` stamped with the new cursor, and the log's token count
+  grows by the chunks' own counts (omlab: a boundary before every chunk, stamped with that chunk's
+  newest message, and a recount of the log);
+* activation parts: one ``data-om-activation`` per chunk, each with ``chunksActivated: 1`` (omlab:
+  the number of chunks the activation took);
+* cursor (D4): a buffered chunk's cursor is its newest message's ``createdAt`` + 1 ms;
+* stale pending count (D3): which chunks to activate is chosen with the pending count stored on
+  the record at the end of the last step (``record.pending_message_tokens``, lowered by what each
+  activation since took), not the live one; whether to activate still uses the live count;
+* buffer boundary after an op (D5): a successful buffer op leaves the interval boundary at the
+  op's own message tokens, not at the pending count it started at.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from omlab.engine.observation_text import format_boundary
+
+CURSOR_OFFSET = timedelta(milliseconds=1)
+"""The reference moves a buffered chunk's cursor 1 ms past its newest message (D4)."""
+
+
+def selection_pending(record: Any, chunk_tokens: list[int]) -> int:
+    """The pending count the reference selects a chunk prefix with (D3): the record's stored
+    count, or the chunks' total when none is stored."""
+    return record.pending_message_tokens or sum(chunk_tokens)
+
+
+def boundary_after_buffer(op_tokens: int) -> int:
+    """The buffering interval boundary the reference keeps after a successful op (D5)."""
+    return op_tokens
+
+
+def store_step_pending(record: Any, pending_tokens: int) -> None:
+    """End of a step: the reference stores the step's pending count on the record."""
+    record.pending_message_tokens = pending_tokens
+
+
+def append_activated(record: Any, activated: list[Any], message_tokens: int) -> None:
+    """Put the ``activated`` chunks (weighing ``message_tokens``) into ``record``'s log as the
+    reference's storage does."""
+    cursor = activated[-1].last_observed_at + CURSOR_OFFSET
+    joined = "\n\n".join(chunk.observations for chunk in activated)
+    record.active_observations = (
+        f"{record.active_observations}{format_boundary(cursor)}{joined}" if record.active_observations else joined
+    )
+    record.observation_token_count += sum(chunk.token_count for chunk in activated)
+    record.last_observed_at = cursor
+    record.pending_message_tokens = max(0, record.pending_message_tokens - message_tokens)
+
+
+__all__ = ["CURSOR_OFFSET", "append_activated", "boundary_after_buffer", "selection_pending", "store_step_pending"]

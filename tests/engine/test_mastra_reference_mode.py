@@ -1,0 +1,119 @@
+"""``compat="reference"`` replays the recorded reference traces as ``@mastra/memory`` 1.31.0 did.
+
+The buffered fixture (``test_mastra_oracle_buffered.py``) is replayed with the same driver, once
+with ``compat="reference"``; every field the trace records after every message must agree:
+pending tokens, buffered chunk count and weight, observation tokens, the active log (sha1 of its
+text), the generation count, the cursor, each buffer op (messages, size, chunk text) and each
+activation (weight, messages, observation tokens, trigger). The final log must be identical byte
+for byte. Where omlab's own semantics differ (the default), ``test_mastra_oracle_buffered.py``
+pins the divergences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import test_mastra_oracle as sync_oracle
+from test_mastra_oracle_buffered import FIXTURE, BufferedStep, replay
+
+from omlab.engine.scheduler import FixedLatency
+
+
+def _reference_mode(trace: dict[str, Any]) -> dict[str, Any]:
+    return {**trace, "config": {**trace["config"], "compat": "reference"}}
+
+
+@pytest.fixture(scope="module")
+def trace() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def mirrored(trace) -> list[BufferedStep]:
+    return asyncio.run(replay(_reference_mode(trace)))
+
+
+@pytest.fixture(scope="module")
+def sync_trace() -> dict[str, Any]:
+    return json.loads(sync_oracle.FIXTURE.read_text(encoding="utf-8"))
+
+
+def _expected(step: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "pendingTokens": step["pendingTokens"],
+        "bufferedChunkCount": step["bufferedChunkCount"],
+        "bufferedChunkMessageTokens": step["bufferedChunkMessageTokens"],
+        "observationTokens": step["observationTokens"],
+        "activeObservationsSha1": step["activeObservationsSha1"],
+        "generationCount": step["generationCount"],
+        "lastObservedAt": step["lastObservedAt"],
+        "buffered": step.get("buffered", []),
+        "activated": step.get("activated", []),
+    }
+
+
+def _actual(step: BufferedStep) -> dict[str, Any]:
+    return {
+        "pendingTokens": step.pending_tokens,
+        "bufferedChunkCount": step.chunk_count,
+        "bufferedChunkMessageTokens": step.chunk_message_tokens,
+        "observationTokens": step.observation_tokens,
+        "activeObservationsSha1": step.log_sha1,
+        "generationCount": step.generation_count,
+        "lastObservedAt": step.last_observed_at,
+        "buffered": step.buffered,
+        "activated": step.activated,
+    }
+
+
+def test_every_step_of_the_buffered_trace_agrees_in_reference_mode(trace, mirrored):
+    for index, (expected, actual) in enumerate(zip(trace["steps"], mirrored, strict=True)):
+        assert _actual(actual) == _expected(expected), f"step {index} ({expected['messageId']})"
+
+
+def test_the_final_buffered_log_is_the_references_byte_for_byte(trace):
+    async def final() -> str:
+        capture = sync_oracle.ObserverCapture()
+        memory, clock = sync_oracle.mock_memory(_reference_mode(trace), capture, FixedLatency(0.0))
+        for raw in trace["messages"]:  # the same driver as ``replay``: one reply per turn
+            message = sync_oracle.to_message(raw)
+            clock.set(message.created_at)
+            await memory.add_messages(trace["threadId"], [message], process=message.role == "user")
+            await memory.settle()
+        return await memory.get_observations(trace["threadId"])
+
+    assert asyncio.run(final()) == trace["final"]["activeObservations"]
+
+
+def test_every_step_of_the_synchronous_trace_agrees_in_reference_mode(sync_trace):
+    replayed = asyncio.run(sync_oracle.replay(_reference_mode(sync_trace)))
+    for index, (expected, actual) in enumerate(zip(sync_trace["steps"], replayed.steps, strict=True)):
+        assert (
+            actual.pending_tokens,
+            actual.observation_tokens,
+            actual.generation_count,
+            actual.last_observed_at,
+            actual.observed_message_ids,
+            actual.reflections,
+        ) == (
+            expected["pendingTokens"],
+            expected["observationTokens"],
+            expected["generationCount"],
+            expected["lastObservedAt"],
+            expected.get("observedMessageIds", []),
+            expected.get("reflections", []),
+        ), f"step {index}"
+    final = asyncio.run(replayed.memory.get_observations(sync_trace["threadId"]))
+    assert final == sync_trace["final"]["activeObservations"]
+
+
+def test_compat_is_validated_with_its_name():
+    from omlab.engine.config import ConfigError, OMConfig
+
+    assert OMConfig.from_options({}).compat == "omlab"
+    assert OMConfig.from_options({"compat": "reference"}).compat == "reference"
+    with pytest.raises(ConfigError, match="compat.*'omlab', 'reference'.*got 'mastra'"):
+        OMConfig.from_options({"compat": "mastra"})
