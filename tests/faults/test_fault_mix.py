@@ -15,7 +15,7 @@ def test_a_twenty_percent_fault_mix_loses_no_message_and_counts_every_fault(tmp_
         suite.write_text(fault_suite(server.url, timeout_s=0.5))
         results = tmp_path / "results"
         (summary,) = run_suite(suite, RunOptions(results_dir=results, progress=False, concurrency=2))
-    assert summary.status == "finished"
+    assert summary.status == "finished", summary.failures.lines()
     assert runs_df(results)["status"].tolist() == ["finished"]
     # all four roles went through the server, and it injected every kind of fault
     assert {"observer", "reflector", "reader", "judge"} <= set(server.by_model)
