@@ -46,6 +46,9 @@ BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
 
 async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
     """The observation half of a step when async buffering is on."""
+    if om.config.compat == "reference":
+        await _reference_buffering_step(om, live, result)
+        return
     cfg = om.config.observation
     threshold = om.threshold(live)
     band = blocking_band(live.pending_tokens, threshold, cfg.block_after)
@@ -59,6 +62,25 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
         if live.pending_tokens >= threshold:
             await observe_sync(om, live, "turn-sync", result)
     await maybe_start_buffering(om, live, result)
+
+
+async def _reference_buffering_step(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
+    """The reference's step (``compat="reference"``): activate when the pending count reached the
+    threshold; buffer only below it; at or over it, wait for the in-flight buffer, then activate
+    what it left or, with no chunk, observe synchronously. ``blockAfter`` only makes the
+    activation take as much as it may (``forceMaxActivation``)."""
+    if live.pending_tokens >= om.threshold(live) and live.record.buffered_chunks:
+        await activate(om, live, "threshold", result)
+    if live.pending_tokens < om.threshold(live):
+        await maybe_start_buffering(om, live, result)
+        return
+    result.blocked_observation_s += await om.scheduler.settle(live.obs_key)
+    if live.pending_tokens < om.threshold(live):
+        return
+    if live.record.buffered_chunks:
+        await activate(om, live, "threshold", result)
+    else:
+        await observe_sync(om, live, "turn-sync", result)
 
 
 async def maybe_start_buffering(

@@ -13,6 +13,11 @@ docs/divergences.md and is proven by replaying the recorded reference traces
 * activation parts: one ``data-om-activation`` per chunk, each with ``chunksActivated: 1`` (omlab:
   the number of chunks the activation took);
 * cursor (D4): a buffered chunk's cursor is its newest message's ``createdAt`` + 1 ms;
+* the ``blockAfter`` band: a step that reaches the threshold activates; buffering runs only
+  below the threshold; at or over it after activating, the step waits for the in-flight buffer,
+  then activates what it left or, with no chunk left, observes synchronously; ``blockAfter`` only
+  makes an activation take as much as it may (omlab: buffering keeps running past the threshold,
+  the band up to ``blockAfter`` only activates, and ``blockAfter`` blocks);
 * stale pending count (D3): which chunks to activate is chosen with the pending count stored on
   the record at the end of the last step (``record.pending_message_tokens``, lowered by what each
   activation since took), not the live one; whether to activate still uses the live count;

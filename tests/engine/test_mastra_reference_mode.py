@@ -117,3 +117,52 @@ def test_compat_is_validated_with_its_name():
     assert OMConfig.from_options({"compat": "reference"}).compat == "reference"
     with pytest.raises(ConfigError, match="compat.*'omlab', 'reference'.*got 'mastra'"):
         OMConfig.from_options({"compat": "mastra"})
+
+
+async def _over_the_threshold_without_chunks(compat: str):
+    """One long message takes the pending count past ``messageTokens`` (3000) but under
+    ``blockAfter`` (3600) before any chunk exists; what does the step do?"""
+    from datetime import UTC, datetime
+
+    from omlab import ObservationalMemory
+    from omlab.engine.clock import VirtualClock
+    from omlab.engine.messages import Message
+    from omlab.engine.scheduler import VirtualScheduler
+
+    start = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+    clock, parts = VirtualClock(start), []
+    om = ObservationalMemory(
+        {
+            "observation": {
+                "model": "omlab/observer",
+                "messageTokens": 3000,
+                "bufferTokens": 0.2,
+                "blockAfter": 1.2,
+            },
+            "reflection": {"model": "omlab/reflector", "observationTokens": 40_000},
+            "compat": compat,
+        },
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
+    )
+    sentence = "I moved the quarterly budget review to Thursday because Priya is travelling to Lisbon. "
+    message = Message.of("user", sentence * 165, start, id="m1", thread_id="t")
+    result = await om.add_messages("t", [message])
+    status = await om.status("t")
+    assert 3000 <= result.pending_before < 3600  # over the threshold, under blockAfter
+    types = [p.type for p in parts]
+    return result, status, types
+
+
+async def test_the_reference_observes_synchronously_at_the_threshold_when_no_chunk_can_help():
+    result, status, types = await _over_the_threshold_without_chunks("reference")
+    assert "data-om-observation-end" in types  # synchronous observation at the threshold
+    assert "data-om-buffering-start" not in types  # the reference buffers only below the threshold
+    assert result.observed_message_ids == ["m1"] and status.pending_tokens == 0
+
+
+async def test_omlab_keeps_buffering_in_the_band_and_blocks_only_at_block_after():
+    _, status, types = await _over_the_threshold_without_chunks("omlab")
+    assert "data-om-observation-end" not in types  # under blockAfter: no blocking observation
+    assert "data-om-buffering-start" in types  # buffering keeps running past messageTokens
+    assert status.pending_tokens >= 3000
