@@ -18,6 +18,7 @@ only moves forward.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step, reference_mode
@@ -46,9 +47,6 @@ BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
 
 async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
     """The observation half of a step when async buffering is on."""
-    if om.config.compat == "reference":
-        await _reference_buffering_step(om, live, result)
-        return
     cfg = om.config.observation
     threshold = om.threshold(live)
     band = blocking_band(live.pending_tokens, threshold, cfg.block_after)
@@ -64,13 +62,16 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
     await maybe_start_buffering(om, live, result)
 
 
-async def _reference_buffering_step(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
-    """The reference's step (``compat="reference"``): activate when the pending count reached the
-    threshold; buffer only below it; at or over it, wait for the in-flight buffer, then activate
-    what it left or, with no chunk, observe synchronously. ``blockAfter`` only makes the
-    activation take as much as it may (``forceMaxActivation``)."""
+async def reference_step(
+    om: ObservationalMemory, live: LiveMemory, result: StepResult, reflect: Callable[[], Awaitable[None]]
+) -> None:
+    """The reference's step (``compat="reference"``), ``reflect`` included: activate when the
+    pending count reached the threshold, then reflect; buffer only below the threshold; at or over
+    it, wait for the in-flight buffer, then activate what it left (and reflect again) or, with no
+    chunk, observe synchronously. ``blockAfter`` only makes an activation take as much as it may."""
     if live.pending_tokens >= om.threshold(live) and live.record.buffered_chunks:
         await activate(om, live, "threshold", result)
+    await reflect()
     if live.pending_tokens < om.threshold(live):
         await maybe_start_buffering(om, live, result)
         return
@@ -81,6 +82,7 @@ async def _reference_buffering_step(om: ObservationalMemory, live: LiveMemory, r
         await activate(om, live, "threshold", result)
     else:
         await observe_sync(om, live, "turn-sync", result)
+    await reflect()
 
 
 async def maybe_start_buffering(

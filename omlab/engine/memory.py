@@ -30,6 +30,7 @@ from omlab.engine.buffering import (
     activate_on_triggers,
     buffering_step,
     maybe_start_buffering,
+    reference_step,
 )
 from omlab.engine.clock import Clock
 from omlab.engine.config import ConfigError, OMConfig
@@ -322,12 +323,21 @@ class ObservationalMemory:
             live.step += 1
             result = StepResult(status=_PENDING_STATUS, pending_before=live.pending_tokens)
             if self.config.enabled and not self.config.read_only:
-                if self.config.observation.async_enabled:
+                reference_step_run = self.config.compat == "reference" and self.config.observation.async_enabled
+                if reference_step_run:
+
+                    async def reflect() -> None:
+                        await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
+
+                    await activate_on_triggers(self, live, actor_model, result)
+                    await reference_step(self, live, result, reflect)
+                elif self.config.observation.async_enabled:
                     await activate_on_triggers(self, live, actor_model, result)
                     await buffering_step(self, live, result)
                 elif live.pending_tokens >= self.threshold(live):
                     await self._observe_now(live, trigger, result)
-                await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
+                if not reference_step_run:
+                    await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
             if actor_model:
                 live.last_actor_model = actor_model
             result.status = self._status(live)

@@ -18,6 +18,13 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   then activates what it left or, with no chunk left, observes synchronously; ``blockAfter`` only
   makes an activation take as much as it may (omlab: buffering keeps running past the threshold,
   the band up to ``blockAfter`` only activates, and ``blockAfter`` blocks);
+* buffered-reflection slice: the lines a background reflection condenses are estimated from the
+  log's average tokens per line (``floor(observationTokens × bufferActivation / average)``) and
+  the slice's size is that estimate, not a count; the reflection is kept even when it did not
+  shrink its slice (omlab: lines counted one by one, and an output that did not shrink is refused);
+* chunks on a reflection rollover: a new generation starts with no buffered chunk (the chunks stay
+  on the retired record and their messages are buffered again; omlab moves them to the new
+  generation) and no stored pending count;
 * stale pending count (D3): which chunks to activate is chosen with the pending count stored on
   the record at the end of the last step (``record.pending_message_tokens``, lowered by what each
   activation since took), not the live one; whether to activate still uses the live count;
@@ -27,10 +34,12 @@ docs/divergences.md and is proven by replaying the recorded reference traces
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import Any
 
 from omlab.engine.observation_text import format_boundary
+from omlab.engine.thresholds import js_round
 
 CURSOR_OFFSET = timedelta(milliseconds=1)
 """The reference moves a buffered chunk's cursor 1 ms past its newest message (D4)."""
@@ -45,6 +54,14 @@ def selection_pending(record: Any, chunk_tokens: list[int]) -> int:
 def boundary_after_buffer(op_tokens: int) -> int:
     """The buffering interval boundary the reference keeps after a successful op (D5)."""
     return op_tokens
+
+
+def reflection_slice(total_lines: int, log_tokens: int, activation_point: float) -> tuple[int, int]:
+    """``(lines, estimated tokens)`` of the log's head a buffered reflection condenses, as the
+    reference estimates them from the average tokens per line."""
+    average = log_tokens / total_lines if total_lines > 0 else 0.0
+    lines = min(math.floor(activation_point / average), total_lines) if average > 0 else total_lines
+    return lines, js_round(average * lines)
 
 
 def store_step_pending(record: Any, pending_tokens: int) -> None:
@@ -65,4 +82,11 @@ def append_activated(record: Any, activated: list[Any], message_tokens: int) -> 
     record.pending_message_tokens = max(0, record.pending_message_tokens - message_tokens)
 
 
-__all__ = ["CURSOR_OFFSET", "append_activated", "boundary_after_buffer", "selection_pending", "store_step_pending"]
+__all__ = [
+    "CURSOR_OFFSET",
+    "append_activated",
+    "boundary_after_buffer",
+    "reflection_slice",
+    "selection_pending",
+    "store_step_pending",
+]

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
-from omlab.engine import extraction_step
+from omlab.engine import extraction_step, reference_mode
 from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
@@ -149,13 +149,20 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
     cfg = om.config.reflection
     record = live.record
     lines = record.active_observations.split("\n")
-    covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log)
-    if om.config.retrieval is not None:
-        covered = _end_of_group(lines, covered)  # never split an observation group
+    reference = om.config.compat == "reference"
+    if reference:
+        covered, slice_tokens = reference_mode.reflection_slice(
+            len(lines), record.observation_token_count, cfg.observation_tokens * cfg.buffer_activation
+        )
+    else:
+        covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log)
+        if om.config.retrieval is not None:
+            covered = _end_of_group(lines, covered)  # never split an observation group
     if covered <= 0:
         return
     slice_text = "\n".join(lines[:covered])
-    slice_tokens = om.counter.count_log(slice_text)
+    if not reference:
+        slice_tokens = om.counter.count_log(slice_text)
     target = max(1, js_round(BUFFERED_TARGET_RATIO * slice_tokens))
     record_id = record.id
     cycle_id = new_cycle_id("reflect-buf")
@@ -199,7 +206,7 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
         latency = reflection.latency_s if reflection is not None else 0.0
         if error is None and live.record.id != record_id:
             error = RuntimeError("stale: the memory got a new generation while this reflection ran")
-        if error is None and reflection.tokens >= slice_tokens:
+        if error is None and not reference and reflection.tokens >= slice_tokens:
             error = RuntimeError(f"did not shrink its slice ({slice_tokens} → {reflection.tokens} tokens)")
         if error is not None:
             _back_off(om, live, live.record.observation_token_count)
@@ -473,6 +480,7 @@ def commit_generation(om: ObservationalMemory, live: LiveMemory, observations: s
     work is never stranded on a retired record), a buffered reflection does not (it is stale)."""
     old = live.record
     now = om.clock.now()
+    reference = om.config.compat == "reference"
     new = dataclasses.replace(
         old,
         id=new_id("omr"),
@@ -483,7 +491,10 @@ def commit_generation(om: ObservationalMemory, live: LiveMemory, observations: s
         created_at=now,
         updated_at=now,
         superseded_by=None,
-        buffered_chunks=list(old.buffered_chunks),
+        # the reference's new generation starts without the chunks (they stay on the retired
+        # record and their messages are buffered again) and without a stored pending count
+        buffered_chunks=[] if reference else list(old.buffered_chunks),
+        pending_message_tokens=0 if reference else old.pending_message_tokens,
         buffered_reflection=None,
         buffered_reflection_tokens=0,
         buffered_reflection_input_tokens=0,

@@ -88,6 +88,8 @@ class BufferedStep:
     buffered: list[dict[str, Any]] = field(default_factory=list)
     activated: list[dict[str, Any]] = field(default_factory=list)
     other_buffering_ops: list[str] = field(default_factory=list)
+    observed: list[list[str]] = field(default_factory=list)
+    reflection_activated: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
@@ -118,8 +120,11 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
         record = await memory.get_record(thread)
         new = parts[parts_before:]
         ends = [p.data for p in new if p.type == "data-om-buffering-end" and p.data["operationType"] == "observation"]
+        sync_ends = [p.data for p in new if p.type == "data-om-observation-end"]
         batches = capture.batches[batches_before:]
-        assert len(ends) == len(batches)
+        assert len(ends) + len(sync_ends) == len(batches)
+        buffered_ids = [e["messageIds"] for e in ends]
+        buffered_batches = [b for b in batches if [m.id for m in b] in buffered_ids]
         steps.append(
             BufferedStep(
                 pending_tokens=status.pending_tokens,
@@ -135,8 +140,9 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
                         "tokensBuffered": end["tokensBuffered"],
                         "observationsSha1": sha1_12(end["observations"]),
                     }
-                    for batch, end in zip(batches, ends)
+                    for batch, end in zip(buffered_batches, ends, strict=True)
                 ],
+                observed=[list(e["messageIds"]) for e in sync_ends],
                 activated=[
                     {
                         "tokensActivated": p.data["tokensActivated"],
@@ -145,7 +151,18 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
                         "triggeredBy": p.data["triggeredBy"],
                     }
                     for p in new
-                    if p.type == "data-om-activation"
+                    if p.type == "data-om-activation" and p.data["operationType"] == "observation"
+                ],
+                reflection_activated=[
+                    {
+                        "operationType": "reflection",
+                        "tokensActivated": p.data["tokensActivated"],
+                        "observationTokens": p.data["observationTokens"],
+                        "generationCount": p.data["generationCount"],
+                        "triggeredBy": p.data["triggeredBy"],
+                    }
+                    for p in new
+                    if p.type == "data-om-activation" and p.data["operationType"] == "reflection"
                 ],
                 other_buffering_ops=[
                     p.data["operationType"]

@@ -52,6 +52,8 @@ def _expected(step: dict[str, Any]) -> dict[str, Any]:
         "lastObservedAt": step["lastObservedAt"],
         "buffered": step.get("buffered", []),
         "activated": step.get("activated", []),
+        "observed": step.get("observedMessageIds", []),
+        "reflectionActivated": step.get("reflectionActivated", []),
     }
 
 
@@ -66,6 +68,8 @@ def _actual(step: BufferedStep) -> dict[str, Any]:
         "lastObservedAt": step.last_observed_at,
         "buffered": step.buffered,
         "activated": step.activated,
+        "observed": step.observed,
+        "reflectionActivated": step.reflection_activated,
     }
 
 
@@ -166,3 +170,14 @@ async def test_omlab_keeps_buffering_in_the_band_and_blocks_only_at_block_after(
     assert "data-om-observation-end" not in types  # under blockAfter: no blocking observation
     assert "data-om-buffering-start" in types  # buffering keeps running past messageTokens
     assert status.pending_tokens >= 3000
+
+
+LONG_TRACES = ("buffered_reflection_300", "buffered_block_after_320")
+
+
+@pytest.mark.parametrize("name", LONG_TRACES)
+def test_every_step_of_the_long_reference_traces_agrees_in_reference_mode(name):
+    long_trace = json.loads((FIXTURE.parent / f"{name}.json").read_text(encoding="utf-8"))
+    replayed = asyncio.run(replay(_reference_mode(long_trace)))
+    for index, (expected, actual) in enumerate(zip(long_trace["steps"], replayed, strict=True)):
+        assert _actual(actual) == _expected(expected), f"{name}: step {index} ({expected['messageId']})"
