@@ -67,6 +67,26 @@ SWEEP_METRICS: tuple[tuple[str, str, str], ...] = (
     ("cost_usd", "cost_usd", "all"),
 )
 """``(column, metric name, group)`` of the sweep table, after the grid columns."""
+COUNT_METRICS: frozenset[str] = frozenset(
+    {
+        "sync_observations",
+        "sync_reflections",
+        "buffered_observations",
+        "buffered_reflections",
+        "activations",
+        "reflection_activations",
+        "blocked_steps",
+        "calls",
+        "cached_calls",
+        "call_errors",
+        "unpriced_calls",
+        "questions",
+        "answered",
+        "failed_questions",
+        "judge_missing",
+    }
+)
+"""Metrics (and sweep-table columns) that count things: shown as whole numbers."""
 SWEEP_INTERVALS: tuple[tuple[str, str, str], ...] = (("accuracy", "accuracy", "all"),)
 """``(column, metric name, group)`` whose 95% CI and sample size the sweep table also carries, as
 ``<column>_lo``, ``<column>_hi`` and ``<column>_n`` after the :data:`SWEEP_METRICS` columns."""
@@ -551,6 +571,7 @@ def metrics_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "COUNT_METRICS",
     "METRIC_COLUMNS",
     "RunFrames",
     "compute_metrics",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import SWEEP_INTERVAL_COLUMNS, SWEEP_METRICS, sweep_table
+from omlab.bench.metrics import COUNT_METRICS, SWEEP_INTERVAL_COLUMNS, SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
 from omlab.bench.suite import SuiteError, load_suite
 from omlab.bench.sweep import run_sweep
@@ -96,11 +96,11 @@ def swept_columns(table: pd.DataFrame) -> list[str]:
 
 
 def format_table(table: pd.DataFrame) -> str:
-    """The sweep table as aligned text (rates and their CI bounds as percentages, sample sizes as
-    whole numbers, seconds and costs rounded)."""
+    """The sweep table as aligned text (rates and their CI bounds as percentages, counts and sample
+    sizes as whole numbers, seconds and costs rounded)."""
     shown = table.drop(columns=["config_name"]).copy()
     for column in shown.columns:
-        if column.endswith("_n") and column in SWEEP_INTERVAL_COLUMNS:
+        if column in COUNT_METRICS or (column.endswith("_n") and column in SWEEP_INTERVAL_COLUMNS):
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
         elif column in ("accuracy", "retention") or column in SWEEP_INTERVAL_COLUMNS:
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")

@@ -37,3 +37,11 @@ def test_interval_bounds_print_as_percentages_and_n_as_a_whole_number():
     assert row["accuracy"] == "50.0%" and row["accuracy_lo"] == "45.0%" and row["accuracy_hi"] == "55.0%"
     assert row["accuracy_n"] == "1,300"
     assert row["blocked_s"] == "12.0" and row["cost_usd"] == "0.1235"
+
+
+def test_counts_print_as_whole_numbers():
+    table = _table().fillna(0.5).assign(sync_observations=[2.0, 1200.0], activations=[19.0, 0.0])
+    lines = format_table(table).splitlines()
+    rows = [dict(zip(lines[0].split(), line.split(), strict=True)) for line in lines[1:]]
+    assert [row["sync_observations"] for row in rows] == ["2", "1,200"]
+    assert [row["activations"] for row in rows] == ["19", "0"]

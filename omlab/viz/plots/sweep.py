@@ -28,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from omlab.bench.metrics import COUNT_METRICS
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data
 from omlab.viz.plots._frames import has_rows, numeric, require_columns
@@ -47,27 +48,6 @@ MIN_RELATIVE_SPAN = 0.20
 peak contexts of 30,000 and 30,500 tokens differ by under 2% and are drawn nearly alike."""
 NO_VARIATION_COLOR = "#F2F2F2"
 """The one colour of a heatmap whose cells are all equal (paler than the grey of cells not run)."""
-
-COUNT_COLUMNS = frozenset(
-    {
-        "sync_observations",
-        "sync_reflections",
-        "buffered_observations",
-        "buffered_reflections",
-        "activations",
-        "reflection_activations",
-        "blocked_steps",
-        "calls",
-        "cached_calls",
-        "call_errors",
-        "unpriced_calls",
-        "questions",
-        "answered",
-        "failed_questions",
-        "judge_missing",
-    }
-)
-"""Metric columns that count things: whole numbers on the cells and the colour bar."""
 
 
 def setting_label(value: object) -> str:
@@ -129,7 +109,7 @@ def value_kind(value: str, values: np.ndarray) -> ValueKind:
         return "proportion"
     if value.endswith("usd"):
         return "usd"
-    if value in COUNT_COLUMNS:
+    if value in COUNT_METRICS:
         return "count"
     if len(finite) and np.all(np.equal(np.mod(finite, 1), 0)):
         return "tokens" if "token" in value else "count"
