@@ -65,13 +65,18 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
 async def reference_step(
     om: ObservationalMemory, live: LiveMemory, result: StepResult, reflect: Callable[[], Awaitable[None]]
 ) -> None:
-    """The reference's step (``compat="reference"``), ``reflect`` included: activate when the
-    pending count reached the threshold, then reflect; buffer only below the threshold; at or over
-    it, wait for the in-flight buffer, then activate what it left (and reflect again) or, with no
-    chunk, observe synchronously. ``blockAfter`` only makes an activation take as much as it may."""
-    if live.pending_tokens >= om.threshold(live) and live.record.buffered_chunks:
-        await activate(om, live, "threshold", result)
-    await reflect()
+    """The reference's step (``compat="reference"``), ``reflect`` included: a turn's first step
+    (its newest message is a user's) activates when the pending count reached the threshold, then
+    reflects; every step buffers only below the threshold and, at or over it, waits for the
+    in-flight buffer, then activates what it left (and reflects) or, with no chunk, observes
+    synchronously. ``blockAfter`` only makes an activation take as much as it may."""
+    live.turn_opening_step = live.last_message is None or live.last_message.role == "user"
+    if live.turn_opening_step:
+        live.turn_buffer_boundary = None
+    if live.turn_opening_step:  # only a turn's first step activates (and reflects) up front
+        if live.pending_tokens >= om.threshold(live) and live.record.buffered_chunks:
+            await activate(om, live, "threshold", result)
+        await reflect()
     if live.pending_tokens < om.threshold(live):
         await maybe_start_buffering(om, live, result)
         return
@@ -95,19 +100,31 @@ async def maybe_start_buffering(
     if buffer_tokens is None or om.scheduler.in_flight(live.obs_key):
         return
     pending = live.pending_tokens
+    reference = om.config.compat == "reference"
     if stale_buffer_boundary(pending, live.buffer_boundary):
         live.buffer_boundary = 0
-    if not idle and not should_trigger_buffer(pending, live.buffer_boundary, om.threshold(live), buffer_tokens):
+    boundary = live.buffer_boundary
+    if reference and not live.turn_opening_step:
+        boundary = reference_mode.later_step_boundary(boundary, live.turn_buffer_boundary)
+    if not idle and not should_trigger_buffer(pending, boundary, om.threshold(live), buffer_tokens):
         return
-    candidates = safe_prefix(live.unbuffered())
+    unbuffered = live.unbuffered()
+    candidates = safe_prefix(unbuffered)
+    if reference and not unbuffered:
+        live.buffer_boundary = pending  # the reference's op runs on nothing and consumes the interval
+        return
     if not candidates:
         return  # nothing safe yet: keep the boundary so the next step retries
     # the interval is consumed even when too little is new to be worth a call (as the reference
     # does): the next op waits for the next interval instead of firing on the next message
     live.buffer_boundary = pending
+    if reference:  # the reference seals the candidates before it weighs them
+        live.sealed_ids.update(m.id for m in candidates)
     new_tokens = live.tokens_of(candidates)
     if not idle and new_tokens < min_buffer_tokens(buffer_tokens):
         return
+    if reference:
+        live.turn_buffer_boundary = pending
     await _start_buffer(om, live, candidates, new_tokens, result)
 
 

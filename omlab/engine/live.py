@@ -38,6 +38,12 @@ class LiveMemory:
     #: pending-token level at which the last buffer op started (``lastBufferedAtTokens``)
     buffer_boundary: int = 0
     in_flight_ids: set[str] = field(default_factory=set)
+    #: ``compat="reference"``: whether this step opens a turn (its newest message is a user's),
+    #: and the boundary a buffer op started at in the turn's first step (see reference_mode)
+    turn_opening_step: bool = True
+    turn_buffer_boundary: int | None = None
+    #: ``compat="reference"``: messages a triggered buffer op sealed (no later message merges in)
+    sealed_ids: set[str] = field(default_factory=set)
     #: time of the last assistant message (for ``activateAfterIdle``)
     last_activity_at: datetime | None = None
     #: model of the last assistant turn (for ``activateOnProviderChange``)
@@ -89,6 +95,11 @@ class LiveMemory:
         """Unobserved messages that are in no chunk and in no in-flight buffer op."""
         taken = self.chunked_ids() | self.in_flight_ids
         return [m for m in self.unobserved if m.id not in taken]
+
+    def is_open(self, message: Message) -> bool:
+        """Whether ``message`` is pending and in no buffered chunk or in-flight buffer op."""
+        taken = self.in_flight_ids | self.chunked_ids() | self.sealed_ids
+        return message.id in self.counts and message.id not in taken
 
     def add(self, message: Message, tokens: int) -> None:
         if message.id in self.counts:  # an update of a pending message replaces it

@@ -230,6 +230,8 @@ class ObservationalMemory:
         batch = list(messages)
         if batch and self.config.temporal_markers:
             batch = self._with_temporal_markers(live, batch)
+        if batch and self.config.compat == "reference":
+            batch = reference_mode.merge_assistant_runs(batch, live.last_message, live.is_open)
         if batch:
             for message in batch:
                 message.thread_id = thread_id

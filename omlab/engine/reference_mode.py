@@ -25,6 +25,15 @@ docs/divergences.md and is proven by replaying the recorded reference traces
 * chunks on a reflection rollover: a new generation starts with no buffered chunk (the chunks stay
   on the retired record and their messages are buffered again; omlab moves them to the new
   generation) and no stored pending count;
+* consecutive assistant messages: an assistant message that follows an assistant message not yet
+  buffered, sealed (a triggered buffer op seals its candidates even when it then skips them as too
+  small) or observed is merged into it (its parts appended; the first message's id and time
+  kept), as the reference's message list does within a turn, so the pair costs one message
+  overhead (6 tokens) less and the Observer sees one longer message;
+* later steps of a turn: once a step of a turn started a buffer op, the turn's later steps check
+  the buffering interval against the pending count that op started at (the reference's turn keeps
+  that record, written when the op started), so a later step rarely buffers; a step with nothing
+  left to buffer still consumes the interval;
 * stale pending count (D3): which chunks to activate is chosen with the pending count stored on
   the record at the end of the last step (``record.pending_message_tokens``, lowered by what each
   activation since took), not the live one; whether to activate still uses the live count;
@@ -34,7 +43,9 @@ docs/divergences.md and is proven by replaying the recorded reference traces
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -62,6 +73,35 @@ def reflection_slice(total_lines: int, log_tokens: int, activation_point: float)
     average = log_tokens / total_lines if total_lines > 0 else 0.0
     lines = min(math.floor(activation_point / average), total_lines) if average > 0 else total_lines
     return lines, js_round(average * lines)
+
+
+def merge_assistant_runs(batch: list[Any], previous: Any, can_merge: Callable[[Any], bool]) -> list[Any]:
+    """``batch`` with each assistant message that follows an assistant message merged into it.
+
+    ``previous`` is the thread's last message before ``batch``; ``can_merge(message)`` says
+    whether a stored message is still open (not buffered, observed or being observed). A merged
+    message keeps the first one's id, time and metadata and replaces it when stored."""
+    out: list[Any] = []
+    last = previous
+    for message in batch:
+        open_last = last is not None and (bool(out) and out[-1] is last or can_merge(last))
+        if message.role == "assistant" and last is not None and last.role == "assistant" and open_last:
+            merged = dataclasses.replace(last, parts=[*last.parts, *message.parts], token_cache={})
+            if out and out[-1] is last:
+                out[-1] = merged
+            else:
+                out.append(merged)
+            last = merged
+        else:
+            out.append(message)
+            last = message
+    return out
+
+
+def later_step_boundary(boundary: int, turn_boundary: int | None) -> int:
+    """The boundary a later step of a turn checks the buffering interval against: the larger of
+    the live one and the pending count a buffer op of the turn's first step started at."""
+    return max(boundary, turn_boundary or 0)
 
 
 def store_step_pending(record: Any, pending_tokens: int) -> None:

@@ -172,7 +172,7 @@ async def test_omlab_keeps_buffering_in_the_band_and_blocks_only_at_block_after(
     assert status.pending_tokens >= 3000
 
 
-LONG_TRACES = ("buffered_reflection_300", "buffered_block_after_320")
+LONG_TRACES = ("buffered_reflection_300", "buffered_multi_assistant_600", "buffered_block_after_320")
 
 
 @pytest.mark.parametrize("name", LONG_TRACES)
