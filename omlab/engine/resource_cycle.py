@@ -25,7 +25,7 @@ from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, safe_prefix
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import duration_ms, observer_cost
-from omlab.engine.thread_sections import merge_thread_section, obscure_thread_id
+from omlab.engine.thread_sections import merge_thread_section, obscure_thread_id, wrap_thread_section
 
 if TYPE_CHECKING:
     from omlab.engine.memory import ObservationalMemory, StepResult
@@ -165,6 +165,7 @@ async def observe_resource(
     text = record.active_observations
     observed_ids: list[str] = []
     extracted_by_thread: dict[str, ExtractionResult] = {}
+    per_thread_debug: list[dict[str, Any]] = []
     for outputs, _ in outcomes:
         for shown_id, output in outputs.items():
             thread_id = unshown.get(shown_id)
@@ -173,6 +174,14 @@ async def observe_resource(
             newest = max(m.created_at for m in by_thread[thread_id])
             section = extraction_step.wrap_for_retrieval(om, output.observations.strip(), by_thread[thread_id])
             text = merge_thread_section(text, shown_id, section, newest)
+            per_thread_debug.append(
+                {
+                    "threadId": thread_id,
+                    "observations": wrap_thread_section(shown_id, section),
+                    "rawObserverOutput": output.raw,
+                    "messages": [{"role": m.role, "content": m.text} for m in by_thread[thread_id]],
+                }
+            )
             thread = threads[thread_id]
             extracted_by_thread[thread_id] = await extraction_step.finish(
                 om, extraction[thread_id], thread, output, active_before
@@ -206,15 +215,20 @@ async def observe_resource(
     usage_in = sum(s.usage.input_tokens for _, s in outcomes)
     usage_out = sum(s.usage.output_tokens for _, s in outcomes)
     new_text_tokens = max(0, record.observation_token_count - om.counter.count_log(active_before))
-    om.events.debug(
-        "observation_complete",
-        completed,
-        ",".join(picked),
-        live.resource_id,
-        observations=text,
-        previousObservations=active_before,
-        usage={"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out},
-    )
+    batch_usage = {"inputTokens": usage_in, "outputTokens": usage_out, "totalTokens": usage_in + usage_out}
+    # one per observed thread, as the reference emits them; the batch's usage rides on the first
+    for index, thread_debug in enumerate(per_thread_debug):
+        om.events.debug(
+            "observation_complete",
+            completed,
+            thread_debug["threadId"],
+            live.resource_id,
+            observations=thread_debug["observations"],
+            rawObserverOutput=thread_debug["rawObserverOutput"],
+            previousObservations=active_before,
+            messages=thread_debug["messages"],
+            usage=batch_usage if index == 0 and batch_usage["totalTokens"] > 0 else None,
+        )
     om.events.data(
         "data-om-observation-end",
         {

@@ -133,3 +133,23 @@ def test_a_same_day_group_merges_whole_into_its_thread_section():
     body = split_thread_sections(log)[0][1]
     assert [g.id for g in parse_observation_groups(body)] == ["g1", "g2"]
     assert body.count("<observation-group") == body.count("</observation-group>") == 2
+
+
+async def test_each_observed_thread_gets_its_own_observation_complete_debug_event():
+    om, clock, parts, _ = _om()
+    debug = []
+    om.on_debug_event(debug.append)
+    await _talk(om, clock, 6)
+    end = next(p.data for p in parts if p.type == "data-om-observation-end")
+    assert len(end["threadIds"]) == 2  # one cycle observed both threads
+    completes = [e for e in debug if e.type == "observation_complete"]
+    first_cycle = completes[: len(end["threadIds"])]
+    assert [e.thread_id for e in first_cycle] == end["threadIds"]
+    for event in first_cycle:
+        fields = event.fields
+        assert fields["observations"].startswith('<thread id="') and event.thread_id in fields["observations"]
+        assert f"User talked in {event.thread_id}" in fields["observations"]
+        assert fields["messages"] and all(event.thread_id in m["content"] for m in fields["messages"])
+        assert f"User talked in {event.thread_id}" in fields["rawObserverOutput"]  # that thread's own output
+    # the batch's usage is reported once, on the first thread's event
+    assert first_cycle[0].fields["usage"]["totalTokens"] > 0 and first_cycle[1].fields["usage"] is None
