@@ -64,10 +64,10 @@ class RecordSink:
                 n_message_tokens=record.n_message_tokens,
             )
             if record.phase == "prepare" and self.progress is not None:
-                self.progress.advance()
+                self.progress.advance(phase="prepare")
         elif isinstance(record, QuestionDone):
             if self.progress is not None:
-                self.progress.advance()
+                self.progress.advance(phase=record.phase)
             if self.on_question is not None:
                 self.on_question(record.phase, record.question_id)
         else:  # pragma: no cover - Record is a closed union

@@ -101,14 +101,18 @@ class ConversationJob:
 
     def work_units(self) -> int:
         """How many progress units the job has left: prepare (1) + questions to answer + to judge."""
+        return sum(self.work_by_phase().values())
+
+    def work_by_phase(self) -> dict[str, int]:
+        """Progress units left per phase: ``prepare`` (0 or 1 conversation), ``answer`` and
+        ``judge`` (questions)."""
         phases = self.settings.phases
         questions = [q.id for q in self.conversation.questions]
-        units = int("prepare" in phases and "prepare" not in self.done_phases)
-        if "answer" in phases:
-            units += sum(q not in self.answered for q in questions)
-        if "judge" in phases:
-            units += sum(q not in self.judged for q in questions)
-        return units
+        return {
+            "prepare": int("prepare" in phases and "prepare" not in self.done_phases),
+            "answer": sum(q not in self.answered for q in questions) if "answer" in phases else 0,
+            "judge": sum(q not in self.judged for q in questions) if "judge" in phases else 0,
+        }
 
 
 async def run_conversation(job: ConversationJob, emit: Emit, *, limits: Any = None) -> None:

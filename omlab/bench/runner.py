@@ -174,7 +174,9 @@ def run_cell(
     opened = _open_cell(cell, options, checked, warnings)
     with opened.writer:
         total = sum(job.work_units() for job in opened.jobs)
-        with Progress(total, opened.label, stream=options.stream, enabled=options.progress) as progress:
+        with Progress(
+            total, opened.label, phases=_phase_units(opened.jobs), stream=options.stream, enabled=options.progress
+        ) as progress:
             sink = RecordSink(opened.writer, progress, options.on_question)
             _execute(opened.pending_jobs(), sink, opened.settings, cell.suite, options)
         return _finish_cell(opened, options)
@@ -342,7 +344,10 @@ def run_cells_on_cluster(
             cache_snapshot=_cache_snapshot(opened[0].settings),
             limits=None if offline else _cluster_limits(concurrency),
         )
-        with Progress(total, label, stream=options.stream, enabled=options.progress) as progress:
+        all_jobs = [job for cell_run in opened for job in cell_run.jobs]
+        with Progress(
+            total, label, phases=_phase_units(all_jobs), stream=options.stream, enabled=options.progress
+        ) as progress:
             sinks = [RecordSink(cell_run.writer, progress, options.on_question) for cell_run in opened]
             driver_cache = _driver_cache(opened[0].settings)
             with closing(executor.run(task, [job for _, job in work])) as results:
@@ -546,6 +551,19 @@ def _jobs(
     return jobs
 
 
+def _phase_units(jobs: list[ConversationJob]) -> dict[str, tuple[int, str]]:
+    """The progress bar's phases: units left in each and what a unit is."""
+    left = {"prepare": 0, "answer": 0, "judge": 0}
+    for job in jobs:
+        for phase, units in job.work_by_phase().items():
+            left[phase] += units
+    return {
+        "prepare": (left["prepare"], "conversations"),
+        "answer": (left["answer"], "questions"),
+        "judge": (left["judge"], "questions"),
+    }
+
+
 def _needs_marks(job: ConversationJob) -> bool:
     return any(phase not in job.done_phases for phase in job.settings.phases)
 
@@ -600,7 +618,9 @@ def _run_cells_in_processes(
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}
     stream = options.stream or sys.stderr
-    with Progress(len(cells), f"{cells[0].suite.name}: cells", stream=stream, enabled=options.progress) as progress:
+    with Progress(
+        len(cells), f"{cells[0].suite.name}: runs", unit="cells done", stream=stream, enabled=options.progress
+    ) as progress:
         preload = _preload(RunSettings.from_cell(cells[0], results_dir=options.results_dir))
         pool = PoolExecutor(min(workers, len(cells)), preload=preload)
         with closing(pool.run(functools.partial(run_cell, options=quiet, warnings=warnings), cells)) as results:
