@@ -1,9 +1,17 @@
 """The explorer view: pick a run and a conversation, scrub through its steps.
 
 Shows the sawtooth (:func:`~omlab.viz.plots.plot_context_timeline`) with a vertical line at the
-selected step, the observation log at that step, the raw messages still in context (when the
-conversation's messages were given) and the events around the step. The state lives in
+selected step, the observation log at that step with the lines the step added highlighted and the
+ones it removed listed, the raw messages still in context (when the conversation's messages were
+given) and the events around the step. Previous / next event buttons jump to the nearest step where
+something happened; the play button walks the slider step by step. The state lives in
 :class:`~omlab.viz.widgets.explorer_state.ExplorerState`; this module only lays it out.
+
+Text wraps between words only: notebook front ends style ``<pre>`` in outputs with
+``word-break: break-all`` (JupyterLab does), which cuts words anywhere, so every text block here
+sets ``white-space: pre-wrap; overflow-wrap: break-word; word-break: normal`` itself, and the events
+table does not wrap its cells at all (ids and event types break at their hyphens otherwise) but
+scrolls sideways.
 
 The timeline is drawn once per selection; moving the step only moves its line and re-renders the
 PNG (about a tenth of a second).
@@ -11,6 +19,7 @@ PNG (about a tenth of a second).
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pandas as pd
@@ -28,10 +37,77 @@ from omlab.viz.widgets._display import (
     static_html,
     text_html,
 )
-from omlab.viz.widgets.explorer_state import ExplorerState
+from omlab.viz.widgets.explorer_state import ExplorerState, LogChanges
 
 EVENT_WINDOW = 5
 """Steps either side of the selected one whose events are listed."""
+
+PLAY_INTERVAL_MS = 600
+"""Time between two steps while playing (a redraw takes about a tenth of a second)."""
+
+WRAP_STYLE = "white-space:pre-wrap;overflow-wrap:break-word;word-break:normal"
+"""Wrap text between words only (see the module docstring)."""
+
+ADDED_CLASS = "omlab-log-added"
+REMOVED_CLASS = "omlab-log-removed"
+_TEXT_BLOCK = f"{WRAP_STYLE};font-family:var(--jp-code-font-family,monospace);font-size:12px;line-height:1.45"
+_LINE = "padding-left:6px;border-left:3px solid transparent"
+_ADDED = "padding-left:6px;border-left:3px solid #2E7D32;background:#E8F5E9"
+_REMOVED = (
+    "padding-left:6px;border-left:3px solid #C62828;background:#FDECEA;color:#8E0000;text-decoration:line-through"
+)
+
+
+def log_changes_html(changes: LogChanges, *, height_px: int = 320, empty: str = "no observations yet") -> str:
+    """The observation log with the lines a step added highlighted (green left border, class
+    :data:`ADDED_CLASS`) and the lines it removed listed under it (struck through, class
+    :data:`REMOVED_CLASS`), headed by a count of both.
+
+    The log box scrolls and opens at its end, where new observations are appended (a
+    ``column-reverse`` flex box starts scrolled to the bottom).
+    """
+    added, removed = len(changes.added), len(changes.removed)
+    summary = (
+        f"<div style='font-size:12px;color:#444;margin-bottom:2px'>this step: "
+        f"<span style='color:#2E7D32'><b>+{added}</b> line{'' if added == 1 else 's'} added</span>, "
+        f"<span style='color:#C62828'><b>&minus;{removed}</b> removed</span></div>"
+    )
+    if not any(line.text.strip() for line in changes.lines):
+        log = f"<div style='{_TEXT_BLOCK}'><i>{html.escape(empty)}</i></div>"
+    else:
+        rows = "".join(
+            f"<div class='{ADDED_CLASS}' style='{_ADDED}'>{html.escape(line.text)}</div>"
+            if line.added
+            else f"<div style='{_LINE}'>{html.escape(line.text) or '&nbsp;'}</div>"
+            for line in changes.lines
+        )
+        log = (
+            f"<div style='max-height:{height_px}px;overflow:auto;display:flex;flex-direction:column-reverse'>"
+            f"<div style='{_TEXT_BLOCK}'>{rows}</div></div>"
+        )
+    gone = ""
+    if removed:
+        rows = "".join(
+            f"<div class='{REMOVED_CLASS}' style='{_REMOVED}'>{html.escape(text)}</div>" for text in changes.removed
+        )
+        gone = (
+            f"<div style='font-size:12px;color:#C62828;margin-top:6px'>removed at this step "
+            f"({removed} line{'' if removed == 1 else 's'})</div>"
+            f"<div style='max-height:{height_px // 2}px;overflow:auto;{_TEXT_BLOCK}'>{rows}</div>"
+        )
+    return summary + log + gone
+
+
+def _readable(block: str) -> str:
+    """``block`` (text from :func:`text_html`) at a readable line height: widget HTML inherits the
+    widgets' 28 px control height as its line height."""
+    return f"<div style='line-height:1.45'>{block}</div>"
+
+
+def _unwrapped_table(table: str) -> str:
+    """An events table whose cells do not wrap (``white-space`` is inherited) and that scrolls
+    sideways when it is wider than the view."""
+    return f"<div style='white-space:nowrap;overflow-x:auto'>{table}</div>"
 
 
 class ExplorerView:
@@ -52,7 +128,7 @@ class ExplorerView:
         self.run = widgets.Dropdown(
             description="run",
             layout=widgets.Layout(width="60%"),
-            options=[(f"{r.run_id} · {r.label}", r.run_id) for r in runs.itertuples()],
+            options=[(r.label, r.run_id) for r in runs.itertuples()],
             value=state.run_id,
         )
         self.conversation = widgets.Dropdown(
@@ -68,8 +144,32 @@ class ExplorerView:
             max=last,
             value=state.step,
             continuous_update=False,
-            layout=widgets.Layout(width="95%"),
+            layout=widgets.Layout(width="auto", flex="1 1 auto"),
         )
+        self.play = widgets.Play(
+            min=first,
+            max=last,
+            value=state.step,
+            step=1,
+            interval=PLAY_INTERVAL_MS,
+            show_repeat=False,
+            description="play",
+            tooltip="play through the steps",
+        )
+        # a kernel-side link, so the view (and its tests) work the same with or without a front end
+        widgets.link((self.play, "value"), (self.step, "value"))
+        self.previous_event = widgets.Button(
+            description="◀ previous event",
+            tooltip="go to the last step before this one where an event happened",
+            layout=widgets.Layout(width="150px"),
+        )
+        self.next_event = widgets.Button(
+            description="next event ▶",
+            tooltip="go to the first step after this one where an event happened",
+            layout=widgets.Layout(width="150px"),
+        )
+        self.previous_event.on_click(lambda _button: self._go_to(self.state.previous_event_step()))
+        self.next_event.on_click(lambda _button: self._go_to(self.state.next_event_step()))
         self.static = StaticCopy()
         self.timeline = widgets.Image(format="png")
         self.info = widgets.HTML()
@@ -79,7 +179,7 @@ class ExplorerView:
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.run, self.conversation]),
-                self.step,
+                widgets.HBox([self.previous_event, self.play, self.next_event, self.step]),
                 self.timeline,
                 self.info,
                 widgets.HBox(
@@ -135,6 +235,11 @@ class ExplorerView:
         self.state.set_step(change["new"])
         self._draw_step()
 
+    def _go_to(self, step: int | None) -> None:
+        """Move the slider (and with it the state and the play button) to ``step``, if any."""
+        if step is not None:
+            self.step.value = step
+
     # ------------------------------------------------------------------ drawing
 
     def _draw_selection(self) -> None:
@@ -148,8 +253,11 @@ class ExplorerView:
         first, last = state.step_range()
         self._updating = True
         try:
-            self.step.min, self.step.max = min(first, self.step.min), max(last, self.step.max)
-            self.step.min, self.step.max = first, last
+            for control in (self.step, self.play):
+                # widen first: a new min above the old max (or the reverse) would be refused
+                control.min, control.max = min(first, control.min), max(last, control.max)
+                control.min, control.max = first, last
+            self.play.playing = False
             self.step.value = state.step
         finally:
             self._updating = False
@@ -165,8 +273,11 @@ class ExplorerView:
             f"step {state.step}: {_number(row['pending_tokens']):,.0f} raw message tokens pending, "
             f"{_number(row['observation_tokens']):,.0f} observation tokens, "
             f"{_number(row['buffered_chunks']):.0f} buffered chunk(s), blocked {_number(row['blocked_s']):.1f} s"
+            f"<br>{html.escape(_step_events(state))}"
         )
-        self.observations.value = text_html(state.observation_text(), empty="no observations yet")
+        self.previous_event.disabled = state.previous_event_step() is None
+        self.next_event.disabled = state.next_event_step() is None
+        self.observations.value = log_changes_html(state.observation_changes())
         messages = state.messages_in_context()
         if messages is None:
             self.messages.value = (
@@ -174,8 +285,8 @@ class ExplorerView:
             )
         else:
             lines = [f"[{m.role}] {m.text}" for m in messages]
-            self.messages.value = text_html("\n".join(lines), empty="no raw messages in context")
-        self.events.value = frame_html(state.events_near(self.event_window))
+            self.messages.value = _readable(text_html("\n".join(lines), empty="no raw messages in context"))
+        self.events.value = _unwrapped_table(frame_html(state.events_near(self.event_window)))
         self.static.set(
             static_html(
                 [
@@ -187,6 +298,18 @@ class ExplorerView:
                 title=f"explorer: run {state.run_id}, conversation {state.conversation_id}, step {state.step}",
             )
         )
+
+
+def _step_events(state: ExplorerState) -> str:
+    """``events at this step: data-om-activation (observation), ...`` or that there were none."""
+    here = state.events_near(0)
+    if here.empty:
+        return "no events at this step"
+    names = [
+        f"{type_} ({operation})" if isinstance(operation, str) and operation else str(type_)
+        for type_, operation in zip(here["type"], here.get("operation_type", [None] * len(here)), strict=True)
+    ]
+    return "events at this step: " + ", ".join(names)
 
 
 def _number(value: Any) -> float:
@@ -204,4 +327,13 @@ def explore(
     return ExplorerView(state)
 
 
-__all__ = ["EVENT_WINDOW", "ExplorerView", "explore"]
+__all__ = [
+    "ADDED_CLASS",
+    "EVENT_WINDOW",
+    "PLAY_INTERVAL_MS",
+    "REMOVED_CLASS",
+    "WRAP_STYLE",
+    "ExplorerView",
+    "explore",
+    "log_changes_html",
+]

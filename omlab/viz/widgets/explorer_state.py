@@ -19,6 +19,12 @@ buffered chunk's ``data-om-activation`` (``operationType: observation``) append 
 engine's; the chunk separators are a blank line (the engine's ``--- message boundary (time) ---``
 delimiters carry a time the parts do not record).
 
+**What a step changed in the log** (:func:`log_changes`) compares the log at the end of the
+previous step with the log at the end of this one line by line, as multisets: a line of the new
+log is *added* when the old log had no (unmatched) copy of it, and every old line with no copy
+left in the new log is *removed*. Order is ignored on purpose: a reflection that keeps a line but
+moves it has not changed what the memory holds. Blank lines (chunk separators) never count.
+
 **The raw messages in context** at a step are the unobserved suffix of the messages ingested so
 far: the engine always observes the oldest unobserved messages first, so the suffix is the one
 whose token counts add up to the step's ``pending_tokens`` (less the engine's fixed
@@ -30,7 +36,9 @@ counted tokens with tokenx (the default).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +67,65 @@ EVENT_COLUMNS: tuple[str, ...] = (
 """Columns of :meth:`ExplorerState.events_near`."""
 
 Source = ResultsCatalog | str | Path | Mapping[str, pd.DataFrame] | Any
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of the observation log, and whether the step being looked at added it."""
+
+    text: str
+    added: bool
+
+
+@dataclass(frozen=True)
+class LogChanges:
+    """What one step changed in the observation log (see :func:`log_changes`).
+
+    Attributes:
+        lines: The log after the step, every line in order, the added ones marked.
+        removed: The lines of the log before the step that are gone after it, in their old order.
+    """
+
+    lines: tuple[LogLine, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        """The added lines, in log order."""
+        return tuple(line.text for line in self.lines if line.added)
+
+
+def log_changes(before: str, after: str) -> LogChanges:
+    """The lines ``after`` added to the log ``before`` and the ones it removed.
+
+    Lines are compared with surrounding whitespace stripped, as multisets (see the module
+    docstring): of repeated lines (a date header in two chunks) the first copies are the kept
+    ones, so a header repeated by a new chunk counts as added. Blank lines are never added or
+    removed.
+    """
+    available = Counter(key for key in map(str.strip, before.splitlines()) if key)
+    lines: list[LogLine] = []
+    for text in after.splitlines():
+        key = text.strip()
+        if key and available[key] > 0:
+            available[key] -= 1
+            lines.append(LogLine(text, added=False))
+        else:
+            lines.append(LogLine(text, added=bool(key)))
+    # ``available`` now counts the old copies nothing matched: the last ones of each line are gone
+    kept = Counter(key for key in map(str.strip, before.splitlines()) if key)
+    for key, left in available.items():
+        kept[key] -= left
+    removed: list[str] = []
+    for text in before.splitlines():
+        key = text.strip()
+        if not key:
+            continue
+        if kept[key] > 0:
+            kept[key] -= 1
+        else:
+            removed.append(text)
+    return LogChanges(tuple(lines), tuple(removed))
 
 
 def event_steps(steps: pd.DataFrame, events: pd.DataFrame) -> np.ndarray:
@@ -154,6 +221,7 @@ class ExplorerState:
         self.run_id: str | None = None
         self.conversation_id: str | None = None
         self.step: int | None = None
+        self._event_steps = np.array([], dtype="int64")
         self.steps = pd.DataFrame()
         """Steps of the selected conversation, in step order."""
         self.events = pd.DataFrame()
@@ -162,17 +230,40 @@ class ExplorerState:
     # ------------------------------------------------------------------ choices
 
     def runs(self) -> pd.DataFrame:
-        """The runs to pick from: ``run_id``, ``label`` (config and suite), ``status``."""
+        """The runs to pick from, newest first: ``run_id``, ``suite``, ``config_name``, ``status``
+        and ``label`` (:func:`run_label`).
+
+        Newest is the latest ``started_at`` (ties and runs without one: the larger run id, which
+        for generated ids is the later start).
+        """
         if self._catalog is not None:
-            runs = runs_df(self._catalog)
-            label = runs["config_name"].fillna("").astype(str) + " (" + runs["suite"].fillna("").astype(str) + ")"
-            return pd.DataFrame({"run_id": runs["run_id"], "label": label, "status": runs["status"]})
-        ids = (
-            sorted(self._frames["steps"]["run_id"].dropna().astype(str).unique())
-            if "run_id" in self._frames["steps"].columns
-            else []
-        )
-        return pd.DataFrame({"run_id": ids, "label": ids, "status": "finished"})
+            runs = runs_df(self._catalog).drop_duplicates("run_id", keep="last")
+            if "started_at" in runs.columns:
+                started = pd.to_datetime(runs["started_at"], utc=True, errors="coerce")
+            else:
+                started = pd.Series(pd.NaT, index=runs.index, dtype="datetime64[ns, UTC]")
+            runs = (
+                runs.assign(_started=started, run_id=runs["run_id"].astype(str))
+                .sort_values(["_started", "run_id"], ascending=False, na_position="last", kind="stable")
+                .reset_index(drop=True)
+            )
+            frame = pd.DataFrame(
+                {
+                    "run_id": runs["run_id"],
+                    "suite": runs["suite"].fillna("").astype(str),
+                    "config_name": runs["config_name"].fillna("").astype(str),
+                    "status": runs["status"].fillna("").astype(str),
+                }
+            )
+        else:
+            ids = (
+                sorted(self._frames["steps"]["run_id"].dropna().astype(str).unique(), reverse=True)
+                if "run_id" in self._frames["steps"].columns
+                else []
+            )
+            frame = pd.DataFrame({"run_id": ids, "suite": "", "config_name": "", "status": "finished"}, dtype=object)
+        labels = [run_label(r.run_id, r.suite, r.config_name, r.status) for r in frame.itertuples()]
+        return frame.assign(label=pd.Series(labels, index=frame.index, dtype=object))
 
     def conversations(self, run_id: str | None = None) -> list[str]:
         """Conversation ids of ``run_id`` (default: the selected run) that have steps."""
@@ -198,7 +289,7 @@ class ExplorerState:
             runs = self.runs()
             if runs.empty:
                 raise ValueError("ExplorerState: there are no runs to select")
-            run_id = str(runs["run_id"].iloc[-1])
+            run_id = str(runs["run_id"].iloc[0])
         known = set(self.runs()["run_id"].astype(str))
         if run_id not in known:
             raise ValueError(f"ExplorerState: no run {run_id!r}; runs: {sorted(known)}")
@@ -216,6 +307,7 @@ class ExplorerState:
         events = events.assign(step=event_steps(steps, events))
         self.run_id, self.conversation_id = run_id, conversation_id
         self.steps, self.events = steps, events
+        self._event_steps = np.unique(events.loc[_listed(events), "step"].to_numpy(dtype="int64"))
         self.step = int(steps["step"].iloc[-1])
 
     def set_step(self, n: int) -> None:
@@ -247,6 +339,31 @@ class ExplorerState:
         self._require_selection()
         return observation_log(self.events[self.events["step"] <= self.step])
 
+    def observation_changes(self) -> LogChanges:
+        """What the selected step changed in the observation log: :func:`log_changes` between the
+        log at the end of the previous step and at the end of this one."""
+        self._require_selection()
+        before = observation_log(self.events[self.events["step"] < self.step])
+        return log_changes(before, self.observation_text())
+
+    def steps_with_events(self) -> list[int]:
+        """The steps of the selection with at least one event :meth:`events_near` lists (status
+        parts and debug events do not count), in order."""
+        self._require_selection()
+        return [int(step) for step in self._event_steps]
+
+    def previous_event_step(self) -> int | None:
+        """The last step before the selected one that has events (None when there is none)."""
+        self._require_selection()
+        index = int(np.searchsorted(self._event_steps, self.step, side="left"))
+        return int(self._event_steps[index - 1]) if index > 0 else None
+
+    def next_event_step(self) -> int | None:
+        """The first step after the selected one that has events (None when there is none)."""
+        self._require_selection()
+        index = int(np.searchsorted(self._event_steps, self.step, side="right"))
+        return int(self._event_steps[index]) if index < len(self._event_steps) else None
+
     def events_near(
         self, window: int = 5, *, include_status: bool = False, include_debug: bool = False
     ) -> pd.DataFrame:
@@ -259,10 +376,7 @@ class ExplorerState:
             raise ValueError(f"ExplorerState.events_near: window must be >= 0, got {window}")
         events = self.events
         chosen = (events["step"] >= self.step - window) & (events["step"] <= self.step + window)
-        if not include_status:
-            chosen &= events["type"].astype(str) != STATUS_TYPE
-        if not include_debug and "kind" in events.columns:
-            chosen &= events["kind"].astype(str) != "debug"
+        chosen &= _listed(events, include_status=include_status, include_debug=include_debug)
         columns = [c for c in EVENT_COLUMNS if c in events.columns]
         return events.loc[chosen, columns].reset_index(drop=True)
 
@@ -304,6 +418,26 @@ class ExplorerState:
         return frame
 
 
+def run_label(run_id: str, suite: str, config_name: str, status: str) -> str:
+    """How the run picker names a run: ``20261204T045512-3fa9c2 · quickstart [default] · finished``
+    (the parts a run did not record left out)."""
+    parts = [str(run_id)]
+    described = " ".join(part for part in (suite, f"[{config_name}]" if config_name else "") if part)
+    parts += [part for part in (described, status) if part]
+    return " · ".join(parts)
+
+
+def _listed(events: pd.DataFrame, *, include_status: bool = False, include_debug: bool = False) -> pd.Series:
+    """Which ``events`` the explorer lists: not the per-step status parts nor debug events,
+    unless asked for."""
+    chosen = pd.Series(True, index=events.index)
+    if not include_status and "type" in events.columns:
+        chosen &= events["type"].astype(str) != STATUS_TYPE
+    if not include_debug and "kind" in events.columns:
+        chosen &= events["kind"].astype(str) != "debug"
+    return chosen
+
+
 def _payload(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
@@ -326,4 +460,14 @@ def _messages_by_conversation(messages: Any) -> dict[str, list[Message]]:
     return {conversation.id: conversation_messages(conversation) for conversation in messages}
 
 
-__all__ = ["EVENT_COLUMNS", "ExplorerState", "event_steps", "observation_log", "unobserved_suffix"]
+__all__ = [
+    "EVENT_COLUMNS",
+    "ExplorerState",
+    "LogChanges",
+    "LogLine",
+    "event_steps",
+    "log_changes",
+    "observation_log",
+    "run_label",
+    "unobserved_suffix",
+]
