@@ -13,6 +13,7 @@ shared with the offline judge; ``omlab.llm`` must not import the benchmark's sco
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -91,6 +92,12 @@ _COMPOUND_NUMBER_RE = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|ei
 def normalise_tokens(text: str) -> list[str]:
     """Case-folded words and numbers: ``"$1,200"`` → ``1200``, ``"3rd"`` → ``3``, ``"three"`` → ``3``,
     ``"twenty-five"`` → ``25``, ``"Nov"`` → ``november``, ``"don't"`` → ``dont``."""
+    return list(_normalised(text))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _normalised(text: str) -> tuple[str, ...]:
+    # memoised: every question of a conversation scans the same memory lines
     text = _COMPOUND_NUMBER_RE.sub(
         lambda m: str(_NUMBER_WORDS[m.group(1).lower()] + _NUMBER_WORDS[m.group(2).lower()]), text
     )
@@ -104,7 +111,7 @@ def normalise_tokens(text: str) -> list[str]:
             tokens.append(str(_NUMBER_WORDS[word]))
         else:
             tokens.append(_MONTH_ABBREVIATIONS.get(word, word))
-    return tokens
+    return tuple(tokens)
 
 
 _ASCII_DIGITS = frozenset("0123456789")
@@ -121,6 +128,7 @@ def is_number(token: str) -> bool:
     return bool(token) and token[0] in _ASCII_DIGITS
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A tiny suffix stripper (plurals, -ed, -ing, final e/y, doubled consonants), so that
     ``kids``/``kid``, ``moved``/``move``/``moving`` and ``cities``/``city`` meet."""
