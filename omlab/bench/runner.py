@@ -55,6 +55,7 @@ from omlab.bench.run_failures import RunFailures, collect_failures
 from omlab.bench.run_settings import RunSettings
 from omlab.bench.schema import Conversation, DatasetInfo
 from omlab.bench.suite import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
+from omlab.bench.suite_tables import RunSpec
 
 DEFAULT_RESULTS_DIR = "results"
 
@@ -342,7 +343,7 @@ def run_cells_on_cluster(
         task = ConversationTask(
             cluster=True,
             cache_snapshot=_cache_snapshot(opened[0].settings),
-            limits=None if offline else _cluster_limits(concurrency),
+            limits=None if offline else _cluster_limits(concurrency, suite.run),
         )
         all_jobs = [job for cell_run in opened for job in cell_run.jobs]
         with Progress(
@@ -392,10 +393,20 @@ def _driver_cache(settings: RunSettings) -> Any:
     return ResponseCache(settings.cache_path, mode="write")
 
 
-def _cluster_limits(concurrency: int) -> Any:
+def _cluster_limits(concurrency: int, run: RunSpec) -> Any:
     from omlab.llm.cluster_limits import start_limits_actor
 
-    return start_limits_actor(default=max(1, concurrency))
+    return start_limits_actor(default=max(1, concurrency), **run.limits_options())
+
+
+def _local_limits(concurrency: int, run: RunSpec) -> Any:
+    """Provider limits for a provider-bound run in this process: the suite's per-provider
+    concurrency, RPM and TPM when it sets any, else the plain concurrency limits."""
+    if not any(run.limits_options().values()):
+        return shared_provider_limits()
+    from omlab.llm.cluster_limits import local_limits
+
+    return local_limits(default=max(1, concurrency), **run.limits_options())
 
 
 def executor_name(suite: Suite, options: RunOptions) -> str:
@@ -579,7 +590,8 @@ def _execute(
     elif settings.all_models_offline():
         run_in_event_loop(jobs, sink, 1)
     else:
-        run_in_event_loop(jobs, sink, options.concurrency or suite.run.concurrency, shared_provider_limits())
+        concurrency = options.concurrency or suite.run.concurrency
+        run_in_event_loop(jobs, sink, concurrency, _local_limits(concurrency, suite.run))
 
 
 def _preload(settings: RunSettings) -> tuple[str, ...]:

@@ -64,6 +64,9 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     concurrency = 4                     # conversations in flight for provider-bound runs
     executor = "pool"                   # pool (local processes) | ray (a Ray cluster)
     address = "auto"                    # ray only: join this cluster (default: start a local one)
+    provider_concurrency = { openai = 32 }  # requests in flight per provider (others: concurrency)
+    rpm = { openai = 500 }              # requests per minute per provider, across every worker
+    tpm = { openai = 200000 }           # tokens per minute per provider, across every worker
 
     [retry]                             # model-call timeouts (omlab.bench.retry_settings)
     timeout = 60                        # seconds per request, every role (--timeout)

@@ -138,6 +138,17 @@ class RunSpec:
     concurrency: int = 4
     executor: str = "pool"
     address: str | None = None
+    provider_concurrency: Mapping[str, int] | None = None
+    """Requests in flight per provider (``{openai = 32}``; others: ``concurrency``)."""
+    rpm: Mapping[str, int] | None = None
+    """Requests per minute per provider, across every worker."""
+    tpm: Mapping[str, int] | None = None
+    """Tokens per minute per provider, across every worker."""
+
+    def limits_options(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~omlab.llm.cluster_limits.local_limits` and
+        :func:`~omlab.llm.cluster_limits.start_limits_actor` (``concurrency`` is the default)."""
+        return {"per_provider": self.provider_concurrency, "rpm": self.rpm, "tpm": self.tpm}
 
 
 # --------------------------------------------------------------------------- sections
@@ -331,12 +342,29 @@ def parse_run(table: Mapping[str, Any], source: str) -> RunSpec:
             check_address(address)
         except ValueError as error:
             raise SuiteError(source, "run.address", str(error)) from None
+    limits = {key: table.get(key) for key in ("provider_concurrency", "rpm", "tpm")}
+    for key, value in limits.items():
+        _check_provider_limits(value, f"run.{key}", source)
     return RunSpec(
         workers=_positive_int(table, "workers", "run", source, None),
         concurrency=_positive_int(table, "concurrency", "run", source, 4),
         executor=executor,
         address=address,
+        **limits,
     )
+
+
+def _check_provider_limits(value: Any, where: str, source: str) -> None:
+    """A ``{provider = positive integer}`` table (e.g. ``rpm = { openai = 500 }``) or absent."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not value:
+        raise SuiteError(source, where, f"must be a table of provider = limit (e.g. {{ openai = 500 }}), got {value!r}")
+    for provider, limit in value.items():
+        if "/" in provider or not provider.strip():
+            raise SuiteError(source, where, f"{provider!r} is not a provider name (e.g. openai, anthropic, google)")
+        if not _is_int(limit) or limit < 1:
+            raise SuiteError(source, f"{where}.{provider}", f"must be a positive integer, got {limit!r}")
 
 
 def check_model(spec: Any, where: str, source: str) -> None:

@@ -6,7 +6,8 @@ full), and the shared pause a ``retry-after`` asks for. It lives in one Ray acto
 (:func:`start_limits_actor`); :class:`ClusterLimits` is what a worker's
 :class:`~omlab.llm.client.ModelClient` uses in place of a local
 :class:`~omlab.llm.limits.ProviderLimits` (same methods): every slot is granted by the actor, so
-32 workers behave like one well-mannered client. Pauses are kept on the actor's clock and handed
+32 workers behave like one well-mannered client. :func:`local_limits` gives the same limits to one
+process's asyncio run (the pool executor's provider-bound runs). Pauses are kept on the actor's clock and handed
 to workers as durations, so nodes' clocks never need to agree. Offline models are never limited.
 """
 
@@ -203,6 +204,33 @@ def start_limits_actor(
     return ClusterLimits(actor, state.default, state.per_provider)
 
 
+def local_limits(
+    default: int = DEFAULT_CONCURRENCY,
+    per_provider: Mapping[str, int] | None = None,
+    rpm: Mapping[str, int] | None = None,
+    tpm: Mapping[str, int] | None = None,
+) -> ClusterLimits:
+    """The same limits for the calls of this process only (one asyncio run, no Ray): a
+    :class:`LimitsState` held here, behind the interface workers use."""
+    state = LimitsState(default, per_provider, rpm, tpm)
+    return ClusterLimits(_InProcess(state), state.default, state.per_provider)
+
+
+class _InProcess:
+    """A :class:`LimitsState` whose methods are called like an actor's (``.acquire.remote(...)``)."""
+
+    def __init__(self, state: LimitsState) -> None:
+        self.state = state
+        self.acquire = _Call(state.acquire)
+        self.release = _Call(state.release)
+        self.pause = _Call(state.pause)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    remote: Callable[..., Any]
+
+
 def _per_provider(name: str, values: Mapping[str, int] | None) -> dict[str, int]:
     if values is not None and not isinstance(values, Mapping):
         raise TypeError(f"{name} must be a mapping of provider -> limit, got {type(values).__name__}")
@@ -215,4 +243,4 @@ def _per_provider(name: str, values: Mapping[str, int] | None) -> dict[str, int]
     return checked
 
 
-__all__ = ["ClusterLimits", "LimitsState", "start_limits_actor"]
+__all__ = ["ClusterLimits", "LimitsState", "local_limits", "start_limits_actor"]
