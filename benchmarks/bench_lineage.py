@@ -9,8 +9,8 @@ results directory, with one worker. The replay and answer times are the run's ow
 records (``conversations.started_at``/``finished_at``, summed over conversations). Then
 ``run_lineage`` (what the runner calls when a run finishes) is timed on the finished run,
 ``--repeat`` times: the first call starts with an empty word cache, as in a fresh run; the later
-ones reuse it. The last call is split in two: reading the run's frames (the results getters
-``run_lineage`` uses) and the pure computation (``lineage_frames``). Prints the times, the
+ones reuse it. The last call is split in two: reading what it needs of the run's tables
+(``read_inputs``) and the pure computation (``lineage_frames``). Prints the times, the
 lineage's size (evidence rows, reflection generations) and the ratios lineage / replay and
 lineage / (replay + answer), whose target is under 10%.
 """
@@ -71,26 +71,21 @@ def phase_seconds(conversations, phase: str) -> float:
 
 
 def split_lineage(catalog, run_id: str, conversations, scope: str) -> tuple[float, float]:
-    """Seconds ``run_lineage`` spends reading the run's frames and computing: its two halves, run apart."""
-    import pandas as pd
-
-    from omlab.bench.lineage import LINEAGE_EVENT_TYPES, lineage_frames
-    from omlab.bench.results import answers_df, conversations_df, events_df, steps_df
+    """Seconds ``run_lineage`` spends reading the run's tables and computing: its two halves, run apart."""
+    from omlab.bench.lineage import lineage_frames, read_inputs
 
     started = time.perf_counter()
-    prepared = conversations_df(catalog, run_id, phase="prepare")
-    tokens = {
-        cid: (None if pd.isna(n) else int(n))
-        for cid, n in zip(prepared["conversation_id"], prepared["n_message_tokens"], strict=True)
-    }
-    frames = (
-        steps_df(catalog, run_id),
-        events_df(catalog, run_id, types=list(LINEAGE_EVENT_TYPES)),
-        answers_df(catalog, run_id),
-    )
+    inputs = read_inputs(catalog, run_id)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
-    lineage_frames(conversations, *frames, n_message_tokens=tokens, scope=scope)
+    lineage_frames(
+        conversations,
+        inputs.steps,
+        inputs.events,
+        inputs.answers,
+        n_message_tokens=inputs.n_message_tokens,
+        scope=scope,
+    )
     return read_s, time.perf_counter() - started
 
 
@@ -145,7 +140,7 @@ def main(
     print(f"whole run_suite:        {run_wall:8.2f} s (also loads data, writes metrics and the lineage)")
     warm = statistics.median(times[1:]) if len(times) > 1 else float("nan")
     print(f"run_lineage: {times[0]:.3f} s first call (empty word cache), {warm:.3f} s median of later calls")
-    print(f"  of which reading the run's frames {read_s:.3f} s, computing (lineage_frames) {compute_s:.3f} s")
+    print(f"  of which reading the run's tables {read_s:.3f} s, computing (lineage_frames) {compute_s:.3f} s")
     print(f"lineage / replay:          {times[0] / replay_s:.4f} ({100 * times[0] / replay_s:.2f}%)")
     print(f"lineage / (replay+answer): {times[0] / work:.4f} ({100 * times[0] / work:.2f}%, target < 10%)")
 

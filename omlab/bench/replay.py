@@ -71,11 +71,16 @@ def thread_key(conversation_id: str) -> str:
     return "c-" + hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:10]
 
 
+def message_id(thread_id: str, index: int) -> str:
+    """The anonymised id of the ``index``-th message (from 1) of thread ``thread_id``."""
+    return f"{thread_id}-m{index:05d}"
+
+
 def conversation_messages(conversation: Conversation, thread_id: str | None = None) -> list[Message]:
     """The conversation's turns as engine messages with anonymised ids, in session order."""
     thread = thread_id or thread_key(conversation.id)
     return [
-        Message.of(turn.role, turn.content, turn.created_at, id=f"{thread}-m{index:05d}", thread_id=thread)
+        Message.of(turn.role, turn.content, turn.created_at, id=message_id(thread, index), thread_id=thread)
         for index, turn in enumerate(conversation.iter_turns(), start=1)
     ]
 
@@ -378,6 +383,7 @@ __all__ = [
     "event_row",
     "ingest_batches",
     "memory_prompt_tokens",
+    "message_id",
     "replay_conversation",
     "session_thread_ids",
     "step_row",

@@ -8,15 +8,17 @@ or dropped those lines, and whether they were in the actor's context when the qu
 question.
 """
 
-from omlab.bench.lineage.run import records, run_lineage
+from omlab.bench.lineage.run import LineageInputs, read_inputs, records, run_lineage
 from omlab.bench.lineage.tables import LOSS_CAUSES, lineage_frames
 from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, final_log, trace_conversation
 
 __all__ = [
     "LINEAGE_EVENT_TYPES",
     "LOSS_CAUSES",
+    "LineageInputs",
     "final_log",
     "lineage_frames",
+    "read_inputs",
     "records",
     "run_lineage",
     "trace_conversation",

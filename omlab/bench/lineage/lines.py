@@ -16,7 +16,8 @@ Two rules decide, by content, where evidence went:
   :data:`CARRIES_SHARE` of the tracked line's words (a reflection that condenses, rewrites or
   merges a line keeps most of what it said; one that drops the fact does not).
 
-Word sets are cached per line text: a long run repeats the same lines in every generation.
+Word sets are cached per line text: a long run repeats the same lines in every generation. A
+generation's word index is built only for the words of the lines looked up in it, in one pass.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 FROM_MESSAGE_SHARE = 0.5
 CARRIES_SHARE = 0.5
 
+_STRUCTURE_STARTS = frozenset("dD<-")  # the first characters _STRUCTURE_RE can match
 _STRUCTURE_RE = re.compile(
     r"^(?:date:|</?observations>|</?thread\b|</?observation-group\b|--- message boundary|</?current-task>"
     r"|</?suggested-response>|</?thread-title>)",
@@ -52,12 +54,8 @@ def log_lines(text: str | None) -> list[str]:
     """The observation lines of a log or of a cycle's output, in order (see the module docstring)."""
     if not text:
         return []
-    lines = []
-    for raw in text.split("\n"):
-        line = raw.strip()
-        if line and not _STRUCTURE_RE.match(line):
-            lines.append(line)
-    return lines
+    stripped = [raw.strip() for raw in text.split("\n")]
+    return [line for line in stripped if line and (line[0] not in _STRUCTURE_STARTS or not _STRUCTURE_RE.match(line))]
 
 
 def words(text: str) -> frozenset[str]:
@@ -65,7 +63,7 @@ def words(text: str) -> frozenset[str]:
     found = _cache.get(text)
     if found is None:
         body = _PREFIX_RE.sub("", text, count=1).lower()
-        found = frozenset(w for w in _WORD_RE.findall(body) if w not in _STOPWORDS)
+        found = frozenset(_WORD_RE.findall(body)) - _STOPWORDS
         if len(_cache) >= _CACHE_LIMIT:
             _cache.clear()
         _cache[text] = found
@@ -93,32 +91,43 @@ def coverage(message_words: frozenset[str], lines: Iterable[str]) -> float:
 
 
 class Generation:
-    """The lines of one generation of the log, with a word index built on first fuzzy lookup."""
+    """The lines of one generation of the log."""
 
-    __slots__ = ("_index", "line_set", "lines")
+    __slots__ = ("line_set", "lines")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.line_set = frozenset(lines)
-        self._index: dict[str, list[str]] | None = None
 
     def carriers(self, tracked: str) -> list[str]:
         """The line itself when it is still there, else the lines that carry it (best first)."""
-        if tracked in self.line_set:
-            return [tracked]
-        tracked_words = words(tracked)
-        if not tracked_words:
-            return []
-        if self._index is None:
-            index: dict[str, list[str]] = {}
-            for line in self.line_set:
-                for word in words(line):
-                    index.setdefault(word, []).append(line)
-            self._index = index
-        shared: dict[str, int] = {}
-        for word in tracked_words:
-            for line in self._index.get(word, ()):
-                shared[line] = shared.get(line, 0) + 1
-        needed = CARRIES_SHARE * len(tracked_words)
-        found = [line for line, count in shared.items() if count >= needed]
-        return sorted(found, key=lambda line: (-shared[line], line))[:1]
+        return self.carriers_of([tracked])[tracked]
+
+    def carriers_of(self, tracked: Iterable[str]) -> dict[str, list[str]]:
+        """:meth:`carriers` of each tracked line. Lines no longer there are looked up in an index
+        of this generation's lines by the words those lines hold, and by no other word."""
+        found: dict[str, list[str]] = {}
+        rewritten: list[str] = []
+        for line in tracked:
+            if line in found:
+                continue
+            found[line] = [line] if line in self.line_set else []
+            if not found[line] and words(line):
+                rewritten.append(line)
+        if not rewritten:
+            return found
+        wanted = frozenset().union(*(words(line) for line in rewritten))
+        index: dict[str, list[str]] = {}
+        for line in self.line_set:
+            for word in words(line) & wanted:
+                index.setdefault(word, []).append(line)
+        for tracked_line in rewritten:
+            tracked_words = words(tracked_line)
+            shared: dict[str, int] = {}
+            for word in tracked_words:
+                for line in index.get(word, ()):
+                    shared[line] = shared.get(line, 0) + 1
+            needed = CARRIES_SHARE * len(tracked_words)
+            best = [line for line, count in shared.items() if count >= needed]
+            found[tracked_line] = sorted(best, key=lambda line: (-shared[line], line))[:1]
+        return found

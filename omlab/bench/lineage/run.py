@@ -1,15 +1,40 @@
-"""The lineage of a whole run: read its frames, compute, and (in the runner) write the tables."""
+"""The lineage of a whole run: read its frames, compute, and (in the runner) write the tables.
+
+A long run's ``steps`` and ``events`` tables are large (a 1M-token replay records ~18,000 steps,
+each with a ``data-om-status`` part and a progress event), and the lineage needs little of them:
+:func:`read_inputs` asks the run file for the columns it uses only, for the status parts' place
+in the stream but not their payload, and skips the parts it ignores (a buffered reflection's
+``data-om-buffering-end``: its log only counts once activated).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from omlab.bench.lineage.tables import lineage_frames
-from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES
+from omlab.bench.lineage.trace import STATUS_TYPE
 from omlab.bench.schema import Conversation
+
+STEP_COLUMNS = ("conversation_id", "step", "ts", "message_id")
+"""The ``steps`` columns the lineage reads."""
+EVENT_COLUMNS = ("conversation_id", "seq", "ts", "type", "operation_type", "cycle_id", "payload")
+"""The ``events`` columns the lineage reads (status parts: all but ``payload``)."""
+_LOG_TYPES = ("data-om-observation-end", "data-om-activation")
+
+
+@dataclass(frozen=True, slots=True)
+class LineageInputs:
+    """What :func:`~omlab.bench.lineage.tables.lineage_frames` needs of a run, besides its
+    conversations."""
+
+    steps: pd.DataFrame
+    events: pd.DataFrame
+    answers: pd.DataFrame
+    n_message_tokens: Mapping[str, int | None]
 
 
 def run_lineage(
@@ -17,23 +42,46 @@ def run_lineage(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ``lineage`` and ``lineage_questions`` frames of run ``run_id`` (``db``: a results
     directory or catalog), given the conversations it replayed."""
-    from omlab.bench.results import answers_df, conversations_df, events_df, steps_df
-    from omlab.bench.results.frames import catalog_of
+    inputs = read_inputs(db, run_id)
+    return lineage_frames(
+        conversations,
+        inputs.steps,
+        inputs.events,
+        inputs.answers,
+        n_message_tokens=inputs.n_message_tokens,
+        scope=scope,
+    )
+
+
+def read_inputs(db: Any, run_id: str) -> LineageInputs:
+    """The parts of run ``run_id``'s tables the lineage reads (module docstring)."""
+    from omlab.bench.results.frames import catalog_of, join_scores
 
     catalog = catalog_of(db)
-    prepared = conversations_df(catalog, run_id, phase="prepare")
+    prepared = catalog.read_table(
+        "conversations", run_id, {"phase": "prepare"}, columns=("conversation_id", "n_message_tokens")
+    )
     tokens = {
         cid: (None if pd.isna(n) else int(n))
         for cid, n in zip(prepared["conversation_id"], prepared["n_message_tokens"], strict=True)
     }
-    return lineage_frames(
-        conversations,
-        steps_df(catalog, run_id),
-        events_df(catalog, run_id, types=list(LINEAGE_EVENT_TYPES)),
-        answers_df(catalog, run_id),
-        n_message_tokens=tokens,
-        scope=scope,
+    read = catalog.read_table
+    parts = [
+        read("events", run_id, {"type": list(_LOG_TYPES)}, columns=EVENT_COLUMNS),
+        read(
+            "events", run_id, {"type": "data-om-buffering-end", "operation_type": "observation"}, columns=EVENT_COLUMNS
+        ),
+    ]
+    status = read("events", run_id, {"type": STATUS_TYPE}, columns=[c for c in EVENT_COLUMNS if c != "payload"])
+    parts.append(status.reindex(columns=EVENT_COLUMNS).astype(parts[0].dtypes.to_dict()))
+    events = pd.concat(parts, ignore_index=True).sort_values(
+        ["conversation_id", "seq"], kind="stable", ignore_index=True
     )
+    answers = join_scores(
+        read("answers", run_id, columns=("run_id", "question_id")),
+        read("scores", run_id, columns=("run_id", "question_id", "scorer", "value", "correct")),
+    )
+    return LineageInputs(read("steps", run_id, columns=STEP_COLUMNS), events, answers, tokens)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -50,4 +98,4 @@ def _missing(value: Any) -> bool:
         return False
 
 
-__all__ = ["records", "run_lineage"]
+__all__ = ["EVENT_COLUMNS", "STEP_COLUMNS", "LineageInputs", "read_inputs", "records", "run_lineage"]

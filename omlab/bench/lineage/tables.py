@@ -4,7 +4,8 @@ Pure: the run's ``steps``, ``events`` and ``answers`` frames (as the ``omlab.ben
 getters return them; ``answers`` with its ``judge_correct``/``f1`` score columns) plus the
 conversations the run replayed (for the evidence turn ids and their text, which the run file does
 not hold) in, two DataFrames out. Evidence turns are found as the replay named their messages
-(``<thread>-m00042``, conversation order; :func:`omlab.bench.replay.conversation_messages`).
+(``<thread>-m00042``, conversation order; :func:`omlab.bench.replay.conversation_messages`), without
+building the messages: a conversation's text is only read for its evidence and its length.
 
 **Token ages** (``ingested_at_tokens``, ``dropped_at_tokens``, ``final_tokens``) are the message
 tokens ingested up to that point, estimated by the share of the conversation's characters times
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from itertools import accumulate
 
+import numpy as np
 import pandas as pd
 
 from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, ConversationTrace, MessageTrace, trace_conversation
-from omlab.bench.replay import conversation_messages
+from omlab.bench.replay import message_id, thread_key
 from omlab.bench.schema import Conversation
 
 LOSS_CAUSES: tuple[str, ...] = (
@@ -65,20 +68,22 @@ def lineage_frames(
     question_rows: list[dict] = []
     verdicts = _verdicts(answers)
     steps_by = {key: frame for key, frame in steps.groupby("conversation_id", sort=False)} if len(steps) else {}
-    wanted = events[events["type"].isin(LINEAGE_EVENT_TYPES)] if len(events) else events
+    wanted = events[_is_in(events["type"], LINEAGE_EVENT_TYPES)] if len(events) else events
     events_by = {key: frame for key, frame in wanted.groupby("conversation_id", sort=False)} if len(wanted) else {}
     tokens_of = dict(n_message_tokens or {})
     for conversation in conversations:
         questions = [q for q in conversation.questions]
         if not questions:
             continue
-        messages = conversation_messages(conversation)
-        turn_ids = [turn.id for turn in conversation.iter_turns()]
-        message_of_turn = {turn_id: m.id for turn_id, m in zip(turn_ids, messages, strict=True)}
+        thread = thread_key(conversation.id)
+        turns = list(conversation.iter_turns())
+        # a message's text is its turn's content (one text part; none when empty)
+        messages = [(message_id(thread, index), turn.content or "") for index, turn in enumerate(turns, start=1)]
+        message_of_turn = {turn.id: mid for turn, (mid, _) in zip(turns, messages, strict=True)}
         cited = {message_of_turn[t] for q in questions for t in q.evidence_ids if t in message_of_turn}
         conv_events = events_by.get(conversation.id, _empty_like(events))
         trace = trace_conversation(
-            [(m.id, m.text) for m in messages],
+            messages,
             cited,
             steps_by.get(conversation.id, _empty_like(steps)),
             conv_events.sort_values("seq") if len(conv_events) else conv_events,
@@ -179,28 +184,34 @@ def _question_row(conversation_id: str, question, rows: list[dict], correct: boo
 class _TokenAges:
     """Message tokens ingested up to a message or a step (see the module docstring)."""
 
-    def __init__(self, messages: list, total_tokens: int | None, steps: pd.DataFrame | None) -> None:
-        lengths = [len(m.text) for m in messages]
-        chars = sum(lengths) or 1
-        self.total = int(total_tokens) if total_tokens else -(-chars // 4)
-        running, self._at = 0, {}
-        for message, length in zip(messages, lengths, strict=True):
-            running += length
-            self._at[message.id] = round(self.total * running / chars)
-        self._step_message: dict[int, str] = {}
-        if steps is not None and len(steps):
-            for step, message_id in zip(steps["step"], steps["message_id"], strict=True):
-                if isinstance(message_id, str):
-                    self._step_message[int(step)] = message_id
+    def __init__(self, messages: list[tuple[str, str]], total_tokens: int | None, steps: pd.DataFrame | None) -> None:
+        self._running = list(accumulate(len(text) for _, text in messages))  # characters up to each message
+        self._chars = (self._running[-1] if self._running else 0) or 1
+        self.total = int(total_tokens) if total_tokens else -(-self._chars // 4)
+        self._position = {mid: index for index, (mid, _) in enumerate(messages)}
+        self._steps = steps
+        self._by_step: dict[int, str] | None = None
 
     def at_message(self, message_id: str) -> int | None:
-        return self._at.get(message_id)
+        index = self._position.get(message_id)
+        return None if index is None else round(self.total * self._running[index] / self._chars)
 
     def at_step(self, step: int | None) -> int | None:
         if step is None:
             return None
-        message_id = self._step_message.get(step)
-        return self.total if message_id is None else self._at.get(message_id)
+        message_id = self._step_message().get(step)
+        return self.total if message_id is None else self.at_message(message_id)
+
+    def _step_message(self) -> dict[int, str]:
+        """The last message of each step, read from the steps once asked for."""
+        if self._by_step is None:
+            self._by_step = {}
+            if self._steps is not None and len(self._steps):
+                numbers = self._steps["step"].to_numpy(dtype="int64").tolist()
+                for step, mid in zip(numbers, self._steps["message_id"].to_numpy(dtype=object), strict=True):
+                    if isinstance(mid, str):
+                        self._by_step[step] = mid
+        return self._by_step
 
 
 def _verdicts(answers: pd.DataFrame) -> dict[str, bool | None]:
@@ -221,6 +232,14 @@ def _verdicts(answers: pd.DataFrame) -> dict[str, bool | None]:
 
 def _empty_like(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[0:0]
+
+
+def _is_in(column: pd.Series, values: Iterable[str]) -> np.ndarray:
+    """``column.isin(values)`` as a boolean array, in one pass over plain Python strings (pandas'
+    ``isin`` on Arrow strings converts the values one by one)."""
+    wanted = frozenset(values)
+    objects = column.to_numpy(dtype=object)
+    return np.fromiter((value in wanted for value in objects), dtype=bool, count=len(objects))
 
 
 __all__ = ["F1_RIGHT", "LOSS_CAUSES", "lineage_frames"]

@@ -113,16 +113,18 @@ def trace_conversation(
             trace.ingest_step = int(step_numbers[at])
             trace.ingested_at = step_times[at].to_pydatetime() if step_times is not None else None
     state = _LogState(traces, position)
-    event_steps = _event_steps(events, steps)
-    for (type_, operation, cycle_id, payload), step in zip(
-        zip(events["type"], events["operation_type"], events["cycle_id"], events["payload"], strict=True),
-        event_steps,
+    types = _objects(events, "type")
+    is_status = np.fromiter((t == STATUS_TYPE for t in types), dtype=bool, count=len(types))
+    rows = np.flatnonzero(~is_status)
+    for type_, operation, cycle_id, payload, step in zip(
+        types[rows],
+        _objects(events, "operation_type")[rows],
+        _objects(events, "cycle_id")[rows],
+        _objects(events, "payload")[rows],
+        _event_steps(events, steps, is_status)[rows],
         strict=True,
     ):
-        if type_ == STATUS_TYPE:
-            continue
-        data = payload if isinstance(payload, dict) else json.loads(payload) if isinstance(payload, str) else {}
-        state.apply(str(type_), str(operation), cycle_id if isinstance(cycle_id, str) else None, data, step)
+        state.apply(str(type_), str(operation), cycle_id if isinstance(cycle_id, str) else None, _data(payload), step)
     return ConversationTrace(traces, state.generation, state.lines)
 
 
@@ -131,12 +133,26 @@ def final_log(events: pd.DataFrame) -> list[str]:
     as the module docstring says."""
     state = _LogState({}, {})
     for type_, operation, cycle_id, payload in zip(
-        events["type"], events["operation_type"], events["cycle_id"], events["payload"], strict=True
+        _objects(events, "type"),
+        _objects(events, "operation_type"),
+        _objects(events, "cycle_id"),
+        _objects(events, "payload"),
+        strict=True,
     ):
         if type_ in LINEAGE_EVENT_TYPES and type_ != STATUS_TYPE:
-            data = payload if isinstance(payload, dict) else json.loads(payload) if isinstance(payload, str) else {}
-            state.apply(str(type_), str(operation), cycle_id if isinstance(cycle_id, str) else None, data, None)
+            state.apply(
+                str(type_), str(operation), cycle_id if isinstance(cycle_id, str) else None, _data(payload), None
+            )
     return state.lines
+
+
+def _objects(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A column as plain Python values (one conversion; iterating Arrow strings is slow)."""
+    return frame[column].to_numpy(dtype=object)
+
+
+def _data(payload: Any) -> dict:
+    return payload if isinstance(payload, dict) else json.loads(payload) if isinstance(payload, str) else {}
 
 
 class _LogState:
@@ -216,13 +232,13 @@ class _LogState:
         self.lines = log_lines(text)
         if not self.live:
             return
-        new = Generation(self.lines)
+        carriers = Generation(self.lines).carriers_of([line for trace in self.live for line in trace.tracked])
         still: list[MessageTrace] = []
         for trace in self.live:
             carried: list[str] = []
             rewritten = False
             for line in trace.tracked:
-                found = new.carriers(line)
+                found = carriers[line]
                 rewritten = rewritten or found != [line]
                 carried.extend(found)
             carried = list(dict.fromkeys(carried))
@@ -247,33 +263,34 @@ def _step_index(
     steps: pd.DataFrame, position: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, pd.DatetimeIndex | None]:
     """Ingest steps (those with a known message) by the conversation position of their last message."""
-    if len(steps) == 0:
+    if len(steps) == 0 or "message_id" not in steps:
         return np.array([], dtype="int64"), np.array([], dtype="int64"), None
-    known = steps[steps["message_id"].isin(list(position))] if "message_id" in steps else steps.iloc[0:0]
-    known = known.sort_values("step")
-    numbers = known["step"].to_numpy(dtype="int64")
-    positions = np.array([position[m] for m in known["message_id"]], dtype="int64")
-    times = pd.DatetimeIndex(pd.to_datetime(known["ts"], utc=True)) if "ts" in known else None
-    return numbers, positions, times
+    at = np.fromiter((position.get(m, -1) for m in _objects(steps, "message_id")), dtype="int64", count=len(steps))
+    known = np.flatnonzero(at >= 0)
+    numbers = steps["step"].to_numpy(dtype="int64")[known]
+    order = np.argsort(numbers, kind="stable")
+    rows = known[order]
+    times = pd.DatetimeIndex(pd.to_datetime(steps["ts"].iloc[rows], utc=True)) if "ts" in steps else None
+    return numbers[order], at[rows], times
 
 
-def _event_steps(events: pd.DataFrame, steps: pd.DataFrame) -> list[int | None]:
-    """The step each event happened in. The engine ends every ingest step with one
-    ``data-om-status`` part, so the k-th one closes the k-th step and the events after it belong
-    to the next (the final ``finalize`` row takes the rest). Without status parts: the first step
-    whose time is at or after the event's (a step's row is stamped when it ends)."""
+def _event_steps(events: pd.DataFrame, steps: pd.DataFrame, is_status: np.ndarray) -> np.ndarray:
+    """The step each event happened in (``is_status``: which events are status parts). The engine
+    ends every ingest step with one ``data-om-status`` part, so the k-th one closes the k-th step
+    and the events after it belong to the next (the final ``finalize`` row takes the rest).
+    Without status parts: the first step whose time is at or after the event's (a step's row is
+    stamped when it ends)."""
     if len(events) == 0 or len(steps) == 0:
-        return [None] * len(events)
+        return np.full(len(events), None, dtype=object)
     ordered = steps.sort_values("step")
     numbers = ordered["step"].to_numpy(dtype="int64")
-    is_status = (events["type"].astype(str) == STATUS_TYPE).to_numpy()
     if is_status.any():
         index = np.minimum(np.cumsum(is_status) - is_status, len(numbers) - 1)
     else:
         step_times = pd.to_datetime(ordered["ts"], utc=True).to_numpy(dtype="datetime64[ns]")
         event_times = pd.to_datetime(events["ts"], utc=True).to_numpy(dtype="datetime64[ns]")
         index = np.clip(np.searchsorted(step_times, event_times, side="left"), 0, len(numbers) - 1)
-    return [int(numbers[i]) for i in index]
+    return np.array(numbers[index].tolist(), dtype=object)  # Python ints: they go into JSON
 
 
 __all__ = ["LINEAGE_EVENT_TYPES", "ConversationTrace", "MessageTrace", "final_log", "trace_conversation"]

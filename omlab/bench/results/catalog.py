@@ -139,7 +139,11 @@ class ResultsCatalog:
         return None
 
     def read_table(
-        self, table: str, run_id: str | Iterable[str] | None = None, where: Filters | None = None
+        self,
+        table: str,
+        run_id: str | Iterable[str] | None = None,
+        where: Filters | None = None,
+        columns: Iterable[str] | None = None,
     ) -> pd.DataFrame:
         """Rows of ``table`` from the chosen runs, typed and ordered (schema ``ORDER_BY``).
 
@@ -149,26 +153,34 @@ class ResultsCatalog:
             run_id: One run id, several, or None for every run.
             where: ``{column: value}`` equality filters; a list/tuple/set value means "one of";
                 a None value means no filter on that column.
+            columns: Only these columns, in the table's order (None: all of them). Only they are
+                read from the file, so a reader that needs a few columns of a large table reads
+                little.
 
         Raises:
-            ValueError: Unknown table, unknown filter column, or a run id with no file.
+            ValueError: Unknown table, unknown filter column or ``columns`` name, or a run id
+                with no file.
 
         A run file that is not a readable results file is skipped with a warning.
         """
-        columns = columns_of(table)
+        selected = _selected(table, columns)
         condition, parameters = _where(table, where or {})
+        runs = self._resolve_runs(run_id)
+        # several runs' rows are sorted again once concatenated: read the order columns too
+        read = selected if len(runs) < 2 else _selected(table, {c.name for c in selected} | set(ORDER_BY[table]))
         frames = []
-        for one_run in self._resolve_runs(run_id):
+        for one_run in runs:
             try:
-                frames.append(self._read_run(one_run, table, condition, parameters))
+                frames.append(self._read_run(one_run, table, condition, parameters, read))
             except ResultsSchemaError as error:
                 warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=2)
         if not frames:
-            return typed_frame(pd.DataFrame(columns=[c.name for c in columns]), table)
+            return typed_frame(pd.DataFrame(columns=[c.name for c in selected]), table, selected)
         if len(frames) == 1:
-            return typed_frame(frames[0], table)
-        frame = typed_frame(pd.concat(frames, ignore_index=True), table)
-        return frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last", ignore_index=True)
+            return typed_frame(frames[0], table, selected)
+        frame = typed_frame(pd.concat(frames, ignore_index=True), table, read)
+        frame = frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last", ignore_index=True)
+        return frame if read is selected else frame[[c.name for c in selected]]
 
     # ------------------------------------------------------------------ internals
 
@@ -184,20 +196,23 @@ class ResultsCatalog:
             raise ValueError(f"no run {', '.join(map(repr, missing))} under {self.results_dir}")
         return wanted
 
-    def _read_run(self, run_id: str, table: str, condition: str, parameters: list[Any]) -> pd.DataFrame:
+    def _read_run(
+        self, run_id: str, table: str, condition: str, parameters: list[Any], read: tuple[Column, ...]
+    ) -> pd.DataFrame:
         path, parts = self._path_of(run_id), parts_path(self.results_dir, run_id)
-        selected = ", ".join(f'"{c.name}"' for c in columns_of(table))
+        selected = ", ".join(f'"{c.name}"' for c in read)
+        empty = [c.name for c in read]
         for attempt in range(_ATTEMPTS):
             last = attempt == _ATTEMPTS - 1
             try:
                 connection = open_run_file(path, read_only=True)
             except FileNotFoundError:  # deleted since it was listed
-                return pd.DataFrame(columns=[c.name for c in columns_of(table)])
+                return pd.DataFrame(columns=empty)
             except RunLockedError:
                 files = shard_files(parts, table)
                 if not files:
                     if parts.is_dir() or last:
-                        return pd.DataFrame(columns=[c.name for c in columns_of(table)])
+                        return pd.DataFrame(columns=empty)
                     time.sleep(_RETRY_PAUSE_S)  # writer starting up, or closing right now
                     continue
                 try:
@@ -215,13 +230,13 @@ class ResultsCatalog:
             try:
                 version = check_schema_version(connection, path)
                 if table_added_in(table) > version:  # an older file: the table is empty
-                    return pd.DataFrame(columns=[c.name for c in columns_of(table)])
+                    return pd.DataFrame(columns=empty)
                 missing = columns_added_since(version, table)  # an older file: NULL there
                 columns = ", ".join(
                     f'NULL AS "{c.name}"' if c.name in missing else f'"{c.name}"' for c in columns_of(table)
                 )
                 return connection.execute(
-                    f"SELECT * FROM (SELECT {columns} FROM {table}) WHERE {condition} ORDER BY {_order(table)}",
+                    f"SELECT {selected} FROM (SELECT {columns} FROM {table}) WHERE {condition} ORDER BY {_order(table)}",
                     parameters,
                 ).df()
             except duckdb.Error as error:
@@ -280,11 +295,25 @@ def _order(table: str) -> str:
     return ", ".join(f'"{name}" NULLS LAST' for name in ORDER_BY[table])
 
 
-def typed_frame(frame: pd.DataFrame, table: str) -> pd.DataFrame:
-    """``frame`` with exactly the table's columns, in order, with the getters' dtypes."""
-    return pd.DataFrame(
-        {c.name: _typed_series(frame[c.name], c) for c in columns_of(table)}, index=frame.index
-    ).reset_index(drop=True)
+def typed_frame(frame: pd.DataFrame, table: str, columns: Iterable[Column] | None = None) -> pd.DataFrame:
+    """``frame`` with exactly the table's columns (or these of them), in order, with the getters'
+    dtypes."""
+    chosen = columns_of(table) if columns is None else columns
+    return pd.DataFrame({c.name: _typed_series(frame[c.name], c) for c in chosen}, index=frame.index).reset_index(
+        drop=True
+    )
+
+
+def _selected(table: str, names: Iterable[str] | None) -> tuple[Column, ...]:
+    """The columns of ``table`` named in ``names`` (all for None), in the table's order."""
+    columns = columns_of(table)
+    if names is None:
+        return columns
+    wanted = {names} if isinstance(names, str) else set(names)
+    unknown = wanted - {c.name for c in columns}
+    if unknown:
+        raise ValueError(f"cannot read unknown {table} column(s) {', '.join(sorted(unknown))} (columns=)")
+    return tuple(c for c in columns if c.name in wanted)
 
 
 def _typed_series(series: pd.Series, column: Column) -> pd.Series:
