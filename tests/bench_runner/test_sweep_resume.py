@@ -92,24 +92,28 @@ def test_a_finished_sweep_is_shown_again_by_id_and_run_again_as_a_new_sweep(refe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [1, 2])
-def test_killing_the_driver_at_random_points_then_rerunning_gives_one_run_per_cell(tmp_path, reference, workers):
-    """The whole process group gets SIGKILL at random moments; reruns of the same command finish
-    the sweep with exactly one finished run per cell and the clean sweep's numbers."""
+@pytest.mark.parametrize(("executor", "workers"), [("pool", 1), ("pool", 2), ("ray", 2)])
+def test_killing_the_driver_at_random_points_then_rerunning_gives_one_run_per_cell(
+    tmp_path, reference, executor, workers
+):
+    """The whole process group gets SIGKILL at random moments (on Ray: the driver and the local
+    Ray instance it started); reruns of the same command finish the sweep with exactly one
+    finished run per cell and the clean sweep's numbers."""
     suite = _suite(tmp_path)
     results = tmp_path / "results"
     command = [sys.executable, "-m", "omlab.cli.main", "sweep", str(suite), "--results", str(results)]
-    command += ["--workers", str(workers), "--quiet"]
+    command += ["--workers", str(workers), "--executor", executor, "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     # Kill moments are drawn within the time an uncut sweep takes on this machine, so that a fast
     # machine still gets cut (fixed 1-6 s windows let a quick CI runner finish before any kill).
     timing_folder = tmp_path / "timing"
     timing_folder.mkdir()
     timing = [*command[:4], str(_suite(timing_folder)), "--results", str(timing_folder / "results"), *command[7:]]
+    assert command[7:] == ["--workers", str(workers), "--executor", executor, "--quiet"]
     started = time.monotonic()
     subprocess.run(timing, env=env, capture_output=True, timeout=600, check=True)
     uncut = time.monotonic() - started
-    chance = random.Random(1234 + workers)
+    chance = random.Random(1234 + workers + (100 if executor == "ray" else 0))
     kills = 0
     for attempt in range(12):
         process = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE, text=True)
