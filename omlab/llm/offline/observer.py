@@ -8,9 +8,11 @@ reference observation format. The rules are listed in ``README.md`` beside this 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 
 from omlab.llm.offline.base import OfflineResult, message_text
 from omlab.llm.offline.date_phrases import format_day, has_date_phrase, meaning_suffix
@@ -359,7 +361,13 @@ def _user_score(sentence: str) -> float:
 
 
 def _assistant_lines(entry: Entry) -> list[_Line]:
-    pieces = message_pieces(entry.text)
+    return [_Line(YELLOW, entry.minutes, text, kind="assistant") for text in _assistant_texts(entry.text, entry.day)]
+
+
+@functools.lru_cache(maxsize=16_384)
+def _assistant_texts(message: str, day: date) -> tuple[str, ...]:
+    # memoised: the same reply is observed again in every configuration a sweep replays
+    pieces = message_pieces(message)
     items = [_item_head(s) for s, is_item in pieces if is_item]
     first_item = next((i for i, (_, is_item) in enumerate(pieces) if is_item), len(pieces))
     prose = [s for s, is_item in pieces if not is_item]
@@ -378,8 +386,8 @@ def _assistant_lines(entry: Entry) -> list[_Line]:
         text = f"{intro.rstrip(':.!')}: {listed}" if intro else listed
     text = f"{text} — {outro}" if text and outro else text or outro
     if not text:
-        return []
-    return [_Line(YELLOW, entry.minutes, _assistant_lead(text) + meaning_suffix(text, entry.day), kind="assistant")]
+        return ()
+    return (_assistant_lead(text) + meaning_suffix(text, day),)
 
 
 def _assistant_lead(text: str) -> str:
