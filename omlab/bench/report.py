@@ -319,7 +319,7 @@ def write_questions_page(catalog: ResultsCatalog, run_id: str, path: Path, *, ti
 
 
 def _plots(catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path) -> list[Path]:
-    from omlab.bench.results import answers_df, calls_df, events_df, steps_df
+    from omlab.bench.results import answers_df, calls_df, events_df, lineage_df, lineage_questions_df, steps_df
     from omlab.viz.report import write_run_plots
 
     return write_run_plots(
@@ -329,6 +329,8 @@ def _plots(catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.
         calls=calls_df(catalog, run_id),
         answers=answers_df(catalog, run_id),
         metrics=metrics,
+        lineage=lineage_df(catalog, run_id),
+        lineage_questions=lineage_questions_df(catalog, run_id),
         run_label=f"{header.get('suite')}-{header.get('config_name')}",
     )
 

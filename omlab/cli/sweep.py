@@ -75,9 +75,21 @@ def handle(args: argparse.Namespace) -> int:
     print(f"sweep table: {path}")
     grid = swept_columns(table)
     if args.plots and len(grid) >= 2:
+        from omlab.bench.results import lineage_df, lineage_questions_df
         from omlab.viz.report import write_sweep_plots
 
-        for written in write_sweep_plots(path.parent, table, x=grid[0], y=grid[1], sweep_label=path.stem):
+        names = dict(zip(table["run_id"], table["config_name"], strict=True))
+        lineage = {names[run_id]: lineage_df(args.results, run_id) for run_id in ids}
+        questions = {names[run_id]: lineage_questions_df(args.results, run_id) for run_id in ids}
+        for written in write_sweep_plots(
+            path.parent,
+            table,
+            x=grid[0],
+            y=grid[1],
+            sweep_label=path.stem,
+            lineage=lineage,
+            lineage_questions=questions,
+        ):
             print(f"plot: {written}")
     elif args.plots:
         print("no plots: a heatmap needs a grid over two keys")

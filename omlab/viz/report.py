@@ -11,7 +11,7 @@ a sweep table, with :func:`write_sweep_plots`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +23,9 @@ from omlab.viz.plots.accuracy import plot_accuracy_by_type, scored_column
 from omlab.viz.plots.compression import compression_cycles, plot_compression
 from omlab.viz.plots.context import plot_context_timeline
 from omlab.viz.plots.cost import plot_cost_breakdown
+from omlab.viz.plots.loss_causes import plot_loss_causes
 from omlab.viz.plots.pareto import plot_cost_vs_accuracy
+from omlab.viz.plots.survival import plot_fact_survival
 from omlab.viz.plots.sweep import plot_sweep_heatmap
 from omlab.viz.plots.tiers import plot_tier_routing
 from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY
@@ -43,6 +45,8 @@ def write_run_plots(
     calls: pd.DataFrame | None,
     answers: pd.DataFrame | None = None,
     metrics: pd.DataFrame | None = None,
+    lineage: pd.DataFrame | None = None,
+    lineage_questions: pd.DataFrame | None = None,
     run_label: str,
     max_timelines: int = 3,
     dpi: int = DPI,
@@ -59,7 +63,10 @@ def write_run_plots(
       ``ModelByInputTokens``, ``-cost-by-tier.png`` and ``-tier-routing.png``;
     * ``<run>-accuracy-by-type.png``: from ``metrics`` rows named ``accuracy`` when there are
       any, else from ``answers`` scored by the first score column of
-      :data:`omlab.viz.plots.accuracy.SCORER_PREFERENCE` that holds values.
+      :data:`omlab.viz.plots.accuracy.SCORER_PREFERENCE` that holds values;
+    * ``<run>-fact-survival.png`` (share of observed evidence still in memory per reflection
+      generation) from ``lineage``, and ``<run>-loss-causes.png`` (why each question type was
+      missed) from ``lineage_questions``.
 
     Args:
         out_dir: Folder for the PNG files (created if needed; existing files are overwritten).
@@ -68,6 +75,8 @@ def write_run_plots(
         calls: ``calls_df`` of the run.
         answers: ``answers_df`` of the run.
         metrics: ``metrics_df`` of the run.
+        lineage: ``lineage_df`` of the run (evidence lineage).
+        lineage_questions: ``lineage_questions_df`` of the run.
         run_label: Names the files and appears above each plot (e.g. the run id or config name).
         max_timelines: At most this many per-conversation timelines.
         dpi: PNG resolution.
@@ -107,8 +116,29 @@ def write_run_plots(
     accuracy = _accuracy_job(answers, metrics)
     if accuracy is not None:
         jobs.append(("accuracy-by-type", accuracy, FIGSIZE_BARS))
+    jobs += _lineage_jobs(lineage, lineage_questions)
 
     return _save(jobs, out_dir, run, run_label, dpi)
+
+
+def _lineage_jobs(
+    lineage: pd.DataFrame | Mapping[str, pd.DataFrame] | None,
+    questions: pd.DataFrame | Mapping[str, pd.DataFrame] | None,
+) -> list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]]:
+    """The fact-survival curve and the loss-cause bars, when the lineage has rows (one frame, or
+    ``{config label: frame}`` for a sweep's cells)."""
+
+    def present(frames: pd.DataFrame | Mapping[str, pd.DataFrame] | None) -> bool:
+        if isinstance(frames, Mapping):
+            return any(has_rows(frame) for frame in frames.values())
+        return has_rows(frames)
+
+    jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]] = []
+    if present(lineage):
+        jobs.append(("fact-survival", lambda ax: plot_fact_survival(lineage, ax=ax), FIGSIZE_BARS))
+    if present(questions):
+        jobs.append(("loss-causes", lambda ax: plot_loss_causes(questions, ax=ax), FIGSIZE_BARS))
+    return jobs
 
 
 #: sweep-table columns worth a heatmap, when the sweep has them
@@ -116,11 +146,21 @@ SWEEP_HEATMAP_VALUES = ("blocked_s", "context_tokens_peak", "sync_observations",
 
 
 def write_sweep_plots(
-    out_dir: Path, table: pd.DataFrame, *, x: str, y: str, sweep_label: str, dpi: int = DPI
+    out_dir: Path,
+    table: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    sweep_label: str,
+    lineage: Mapping[str, pd.DataFrame] | None = None,
+    lineage_questions: Mapping[str, pd.DataFrame] | None = None,
+    dpi: int = DPI,
 ) -> list[Path]:
     """Save a sweep's heatmaps (``x`` × ``y`` → each of :data:`SWEEP_HEATMAP_VALUES` present) and
     its cost-vs-accuracy plot with the Pareto front, from a sweep table (one row per cell: the grid
-    columns ``x``/``y``, the metric columns and ``config_name``)."""
+    columns ``x``/``y``, the metric columns and ``config_name``); with the cells' lineage
+    (``{config name: lineage_df}``, ``{config name: lineage_questions_df}``) also one fact-survival
+    curve per cell and the loss causes per cell: what each setting costs in memory."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs: list[tuple[str, Callable[[Axes], Axes], tuple[float, float]]] = []
@@ -136,6 +176,7 @@ def write_sweep_plots(
     if {"cost_usd", "accuracy"} <= set(table.columns) and numeric(table["accuracy"]).notna().any():
         points = table.assign(label=table["config_name"])
         jobs.append(("cost-vs-accuracy", lambda ax: plot_cost_vs_accuracy(points, ax=ax), FIGSIZE_BARS))
+    jobs += _lineage_jobs(lineage, lineage_questions)
     return _save(jobs, out_dir, file_stem(sweep_label), sweep_label, dpi)
 
 
