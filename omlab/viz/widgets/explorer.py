@@ -153,7 +153,6 @@ class ExplorerView:
             step=1,
             interval=PLAY_INTERVAL_MS,
             show_repeat=False,
-            description="play",
             tooltip="play through the steps",
         )
         # a kernel-side link, so the view (and its tests) work the same with or without a front end
