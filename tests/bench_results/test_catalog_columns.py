@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from omlab.bench.results import ResultsCatalog
+from omlab.bench.results.catalog import TableRead
 
 from .samples import event_rows, open_writer
 
@@ -44,3 +45,36 @@ def test_the_columns_asked_from_a_run_a_writer_holds(tmp_path):
         some = catalog.read_table("events", RUN_A, columns=WANTED)
         assert len(some) == 12
         pd.testing.assert_frame_equal(some, full[IN_TABLE_ORDER])
+
+
+READS = {
+    "ends": TableRead("events", {"type": "data-om-observation-end"}, ("seq", "payload")),
+    "c2": TableRead("events", {"conversation_id": "c2"}),
+    "runs": TableRead("runs", columns=("run_id", "status")),
+    "none": TableRead("scores", {"scorer": "judge"}, ("question_id", "value")),
+}
+
+
+def _each_alone(catalog, run_id):
+    return {name: catalog.read_table(read.table, run_id, read.where, read.columns) for name, read in READS.items()}
+
+
+def test_several_reads_of_a_run_at_once_are_the_reads_one_by_one(tmp_path):
+    _two_runs(tmp_path)
+    catalog = ResultsCatalog(tmp_path)
+    together = catalog.read_tables(RUN_A, READS)
+    assert list(together) == list(READS)
+    assert len(together["c2"]) == 4 and len(together["none"]) == 0
+    for name, frame in _each_alone(catalog, RUN_A).items():
+        pd.testing.assert_frame_equal(together[name], frame)
+
+
+def test_several_reads_of_a_run_a_writer_holds(tmp_path):
+    with open_writer(tmp_path, RUN_A, flush_rows=10, flush_seconds=None) as writer:
+        writer.add_events(event_rows(12, "c2"))
+        catalog = ResultsCatalog(tmp_path)
+        assert catalog.is_live(RUN_A)
+        together = catalog.read_tables(RUN_A, READS)
+        assert len(together["c2"]) == 12
+        for name, frame in _each_alone(catalog, RUN_A).items():
+            pd.testing.assert_frame_equal(together[name], frame)

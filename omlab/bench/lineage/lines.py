@@ -104,8 +104,8 @@ class Generation:
         return self.carriers_of([tracked])[tracked]
 
     def carriers_of(self, tracked: Iterable[str]) -> dict[str, list[str]]:
-        """:meth:`carriers` of each tracked line. Lines no longer there are looked up in an index
-        of this generation's lines by the words those lines hold, and by no other word."""
+        """:meth:`carriers` of each tracked line. The lines no longer there are looked up in an
+        index of this generation's lines under the words of those lines (and no other word)."""
         found: dict[str, list[str]] = {}
         rewritten: list[str] = []
         for line in tracked:
@@ -117,10 +117,15 @@ class Generation:
         if not rewritten:
             return found
         wanted = frozenset().union(*(words(line) for line in rewritten))
+        # A line's words are runs of [a-z0-9] in its lower-cased text, so a line whose lower-cased
+        # text does not contain one of the wanted words has none of them: most lines are passed
+        # over without computing their words.
+        holds_one = re.compile("|".join(sorted(wanted))).search
         index: dict[str, list[str]] = {}
         for line in self.line_set:
-            for word in words(line) & wanted:
-                index.setdefault(word, []).append(line)
+            if holds_one(line.lower()):
+                for word in words(line) & wanted:
+                    index.setdefault(word, []).append(line)
         for tracked_line in rewritten:
             tracked_words = words(tracked_line)
             shared: dict[str, int] = {}

@@ -54,34 +54,37 @@ def run_lineage(
 
 
 def read_inputs(db: Any, run_id: str) -> LineageInputs:
-    """The parts of run ``run_id``'s tables the lineage reads (module docstring)."""
+    """The parts of run ``run_id``'s tables the lineage reads (module docstring), in one opening
+    of its file."""
+    from omlab.bench.results.catalog import TableRead
     from omlab.bench.results.frames import catalog_of, join_scores
 
-    catalog = catalog_of(db)
-    prepared = catalog.read_table(
-        "conversations", run_id, {"phase": "prepare"}, columns=("conversation_id", "n_message_tokens")
+    frames = catalog_of(db).read_tables(
+        run_id,
+        {
+            "prepared": TableRead("conversations", {"phase": "prepare"}, ("conversation_id", "n_message_tokens")),
+            "steps": TableRead("steps", columns=STEP_COLUMNS),
+            "logged": TableRead("events", {"type": list(_LOG_TYPES)}, EVENT_COLUMNS),
+            "buffered": TableRead(
+                "events", {"type": "data-om-buffering-end", "operation_type": "observation"}, EVENT_COLUMNS
+            ),
+            "status": TableRead("events", {"type": STATUS_TYPE}, tuple(c for c in EVENT_COLUMNS if c != "payload")),
+            "answers": TableRead("answers", columns=("run_id", "question_id")),
+            "scores": TableRead("scores", columns=("run_id", "question_id", "scorer", "value", "correct")),
+        },
     )
+    prepared = frames["prepared"]
     tokens = {
         cid: (None if pd.isna(n) else int(n))
         for cid, n in zip(prepared["conversation_id"], prepared["n_message_tokens"], strict=True)
     }
-    read = catalog.read_table
-    parts = [
-        read("events", run_id, {"type": list(_LOG_TYPES)}, columns=EVENT_COLUMNS),
-        read(
-            "events", run_id, {"type": "data-om-buffering-end", "operation_type": "observation"}, columns=EVENT_COLUMNS
-        ),
-    ]
-    status = read("events", run_id, {"type": STATUS_TYPE}, columns=[c for c in EVENT_COLUMNS if c != "payload"])
-    parts.append(status.reindex(columns=EVENT_COLUMNS).astype(parts[0].dtypes.to_dict()))
-    events = pd.concat(parts, ignore_index=True).sort_values(
-        ["conversation_id", "seq"], kind="stable", ignore_index=True
-    )
-    answers = join_scores(
-        read("answers", run_id, columns=("run_id", "question_id")),
-        read("scores", run_id, columns=("run_id", "question_id", "scorer", "value", "correct")),
-    )
-    return LineageInputs(read("steps", run_id, columns=STEP_COLUMNS), events, answers, tokens)
+    # payloads as Python strings, which the lineage parses: sorting moves pointers, not megabytes
+    logged, buffered = (frame.astype({"payload": object}) for frame in (frames["logged"], frames["buffered"]))
+    status = frames["status"].reindex(columns=EVENT_COLUMNS).astype(logged.dtypes.to_dict())
+    events = pd.concat([logged, buffered, status], ignore_index=True)
+    events = events.sort_values(["conversation_id", "seq"], kind="stable", ignore_index=True)
+    answers = join_scores(frames["answers"], frames["scores"])
+    return LineageInputs(frames["steps"], events, answers, tokens)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -66,6 +66,16 @@ class UnreadableRun:
     problem: str
 
 
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """One read for :meth:`ResultsCatalog.read_tables`: a table, its filters, its columns (the
+    ``read_table`` arguments of the same names)."""
+
+    table: str
+    where: Filters | None = None
+    columns: tuple[str, ...] | None = None
+
+
 class ResultsCatalog:
     """Read-only view of the runs under ``results_dir`` (``<results_dir>/runs/*.duckdb``).
 
@@ -171,7 +181,7 @@ class ResultsCatalog:
         frames = []
         for one_run in runs:
             try:
-                frames.append(self._read_run(one_run, table, condition, parameters, read))
+                frames.extend(self._read_run(one_run, [_Query(table, condition, parameters, read)]))
             except ResultsSchemaError as error:
                 warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=2)
         if not frames:
@@ -181,6 +191,29 @@ class ResultsCatalog:
         frame = typed_frame(pd.concat(frames, ignore_index=True), table, read)
         frame = frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last", ignore_index=True)
         return frame if read is selected else frame[[c.name for c in selected]]
+
+    def read_tables(self, run_id: str, reads: Mapping[str, TableRead]) -> dict[str, pd.DataFrame]:
+        """Several reads of one run, opening its file once: for each name, what
+        ``read_table(read.table, run_id, read.where, read.columns)`` returns.
+
+        A reader that needs a little of several tables saves an opening per table (tens of
+        milliseconds for a long run's file). An unreadable run file gives empty frames and a
+        warning, as in :meth:`read_table`.
+        """
+        selected = {name: _selected(read.table, read.columns) for name, read in reads.items()}
+        queries = [
+            _Query(read.table, *_where(read.table, read.where or {}), selected[name]) for name, read in reads.items()
+        ]
+        [one_run] = self._resolve_runs(run_id)
+        try:
+            frames = self._read_run(one_run, queries)
+        except ResultsSchemaError as error:
+            warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=2)
+            frames = [query.empty() for query in queries]
+        return {
+            name: typed_frame(frame, read.table, selected[name])
+            for (name, read), frame in zip(reads.items(), frames, strict=True)
+        }
 
     # ------------------------------------------------------------------ internals
 
@@ -196,27 +229,25 @@ class ResultsCatalog:
             raise ValueError(f"no run {', '.join(map(repr, missing))} under {self.results_dir}")
         return wanted
 
-    def _read_run(
-        self, run_id: str, table: str, condition: str, parameters: list[Any], read: tuple[Column, ...]
-    ) -> pd.DataFrame:
+    def _read_run(self, run_id: str, queries: list[_Query]) -> list[pd.DataFrame]:
+        """The rows of each query, from one opening of the run's file (or its live snapshot)."""
         path, parts = self._path_of(run_id), parts_path(self.results_dir, run_id)
-        selected = ", ".join(f'"{c.name}"' for c in read)
-        empty = [c.name for c in read]
         for attempt in range(_ATTEMPTS):
             last = attempt == _ATTEMPTS - 1
             try:
                 connection = open_run_file(path, read_only=True)
             except FileNotFoundError:  # deleted since it was listed
-                return pd.DataFrame(columns=empty)
+                return [query.empty() for query in queries]
             except RunLockedError:
-                files = shard_files(parts, table)
-                if not files:
-                    if parts.is_dir() or last:
-                        return pd.DataFrame(columns=empty)
+                files = [shard_files(parts, query.table) for query in queries]
+                if not all(files) and not (parts.is_dir() or last):
                     time.sleep(_RETRY_PAUSE_S)  # writer starting up, or closing right now
                     continue
                 try:
-                    return _query_shards(table, files, selected, condition, parameters)
+                    return [
+                        _query_shards(query, found) if found else query.empty()
+                        for query, found in zip(queries, files, strict=True)
+                    ]
                 except duckdb.IOException:  # a shard vanished: the writer closed or republished
                     time.sleep(_RETRY_PAUSE_S)
                     continue
@@ -229,16 +260,7 @@ class ResultsCatalog:
                 continue
             try:
                 version = check_schema_version(connection, path)
-                if table_added_in(table) > version:  # an older file: the table is empty
-                    return pd.DataFrame(columns=empty)
-                missing = columns_added_since(version, table)  # an older file: NULL there
-                columns = ", ".join(
-                    f'NULL AS "{c.name}"' if c.name in missing else f'"{c.name}"' for c in columns_of(table)
-                )
-                return connection.execute(
-                    f"SELECT {selected} FROM (SELECT {columns} FROM {table}) WHERE {condition} ORDER BY {_order(table)}",
-                    parameters,
-                ).df()
+                return [_query_file(connection, query, version) for query in queries]
             except duckdb.Error as error:
                 if isinstance(error, duckdb.CatalogException | duckdb.BinderException):
                     raise
@@ -248,12 +270,42 @@ class ResultsCatalog:
         raise RunLockedError(f"could not read run {run_id!r}: its file and its live snapshot kept changing")
 
 
-def _query_shards(table: str, files: list[str], selected: str, condition: str, parameters: list[Any]) -> pd.DataFrame:
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """One table read: its ``WHERE`` condition with its parameters, and the columns to read."""
+
+    table: str
+    condition: str
+    parameters: list[Any]
+    read: tuple[Column, ...]
+
+    @property
+    def selected(self) -> str:
+        return ", ".join(f'"{c.name}"' for c in self.read)
+
+    def empty(self) -> pd.DataFrame:
+        return pd.DataFrame(columns=[c.name for c in self.read])
+
+
+def _query_file(connection: duckdb.DuckDBPyConnection, query: _Query, version: int) -> pd.DataFrame:
+    table = query.table
+    if table_added_in(table) > version:  # an older file: the table is empty
+        return query.empty()
+    missing = columns_added_since(version, table)  # an older file: NULL there
+    columns = ", ".join(f'NULL AS "{c.name}"' if c.name in missing else f'"{c.name}"' for c in columns_of(table))
+    return connection.execute(
+        f"SELECT {query.selected} FROM (SELECT {columns} FROM {table}) WHERE {query.condition} ORDER BY {_order(table)}",
+        query.parameters,
+    ).df()
+
+
+def _query_shards(query: _Query, files: list[str]) -> pd.DataFrame:
+    table, parameters = query.table, query.parameters
     keys = KEYS.get(table)
     latest = f"QUALIFY row_number() OVER (PARTITION BY {', '.join(keys)} ORDER BY filename DESC) = 1" if keys else ""
     sql = (
-        f"SELECT {selected} FROM (SELECT * FROM read_parquet(?, union_by_name = true, filename = true) "
-        f"{latest}) WHERE {condition} ORDER BY {_order(table)}"
+        f"SELECT {query.selected} FROM (SELECT * FROM read_parquet(?, union_by_name = true, filename = true) "
+        f"{latest}) WHERE {query.condition} ORDER BY {_order(table)}"
     )
     connection = duckdb.connect(config=NO_EXTENSION_AUTOLOAD)
     try:
