@@ -268,7 +268,7 @@ def _finish_cell(opened: _OpenCell, options: RunOptions) -> RunSummary:
     with failed phases or questions, ``incomplete``; the run's summary."""
     writer, settings, suite = opened.writer, opened.settings, opened.cell.suite
     writer.flush()
-    catalog = ResultsCatalog(Path(options.results_dir))
+    catalog = ResultsCatalog(Path(options.results_dir), writers=[writer])  # reads the writer's own rows
     frames = load_run_frames(catalog, writer.run_id)
     failures = collect_failures(
         catalog.read_table("conversations", writer.run_id),

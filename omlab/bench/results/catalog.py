@@ -33,6 +33,7 @@ from omlab.bench.results.layout import list_run_ids, parts_path, run_path
 from omlab.bench.results.schema import (
     KEYS,
     ORDER_BY,
+    SCHEMA_VERSION,
     TABLES,
     Column,
     columns_added_since,
@@ -83,8 +84,11 @@ class ResultsCatalog:
     appear as the writer flushes them. Nothing here writes, locks for long, or caches.
     """
 
-    def __init__(self, results_dir: str | Path) -> None:
+    def __init__(self, results_dir: str | Path, *, writers: Iterable[Any] = ()) -> None:
+        """``writers``: open :class:`~omlab.bench.results.writer.RunWriter` s of this process
+        whose runs are read through their own connection (all rows written so far, no snapshot)."""
         self.results_dir = Path(results_dir).expanduser()
+        self._writers = {writer.run_id: writer for writer in writers}
 
     def __repr__(self) -> str:
         return f"ResultsCatalog({str(self.results_dir)!r})"
@@ -231,6 +235,9 @@ class ResultsCatalog:
 
     def _read_run(self, run_id: str, queries: list[_Query]) -> list[pd.DataFrame]:
         """The rows of each query, from one opening of the run's file (or its live snapshot)."""
+        writer = self._writers.get(run_id)
+        if writer is not None and not writer.closed:
+            return writer.read_own(lambda connection: [_query_file(connection, q, SCHEMA_VERSION) for q in queries])
         path, parts = self._path_of(run_id), parts_path(self.results_dir, run_id)
         for attempt in range(_ATTEMPTS):
             last = attempt == _ATTEMPTS - 1

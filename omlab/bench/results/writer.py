@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import duckdb
 import numpy as np
@@ -73,6 +73,7 @@ _DELETE_SCORES_OF_CONVERSATION = (
     "DELETE FROM scores WHERE question_id IN (SELECT question_id FROM answers WHERE conversation_id = ?)"
 )
 _Row = Mapping[str, Any]
+T = TypeVar("T")
 ColumnData = pa.Table | pa.RecordBatch | Mapping[str, Any]
 
 
@@ -310,6 +311,19 @@ class RunWriter:
     def scored_questions(self, scorer: str) -> set[str]:
         """Ids of the questions that have a ``scorer`` score."""
         return self._ids("SELECT question_id FROM scores WHERE scorer = ?", [scorer])
+
+    def read_own(self, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``query`` on a cursor of this writer's own connection, after a flush: every row
+        written so far, without the live snapshot's shards (a catalog made with ``writers=``)."""
+        with self._lock:
+            self._check_open()
+            self._flush_locked(publish=False)
+            cursor = self._connection.cursor()
+            try:
+                cursor.execute("SET TimeZone = 'UTC'")
+                return query(cursor)
+            finally:
+                cursor.close()
 
     def discard_conversation(self, conversation_id: str, phase: str) -> None:
         """Delete what ``phase`` wrote for ``conversation_id``, so redoing it duplicates nothing.
