@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 
-from omlab.bench.metrics import metric_value
 from omlab.bench.results.layout import run_path
 from omlab.bench.run_failures import EXIT_INCOMPLETE
+from omlab.bench.run_index import headline_text
 from omlab.bench.runner import RunSummary, run_suite
 from omlab.cli.options import add_run_options, run_options
-
-HEADLINE = (
-    ("accuracy", "accuracy", "{:.1%}"),
-    ("retention", "retention", "{:.1%}"),
-    ("blocked_s", "blocked_s", "{:.1f}"),
-    ("ctx_avg", "context_tokens_avg", "{:.0f}"),
-    ("cost_usd", "cost_usd", "{:.4f}"),
-)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -65,12 +56,9 @@ def exit_status(summaries: list[RunSummary]) -> int:
 
 
 def summary_line(summary: RunSummary) -> str:
-    """``<run> <config> <status> accuracy=… retention=… …`` for one run."""
-    values = []
-    for label, name, pattern in HEADLINE:
-        value = metric_value(summary.metrics, name) if len(summary.metrics) else float("nan")
-        if not math.isnan(value):
-            values.append(f"{label}={pattern.format(value)}")
+    """``<run> <config> <status> … accuracy 62.5% · retention … · failed=…`` for one run: the
+    headline numbers ``omlab runs`` and ``omlab report`` print (:mod:`omlab.bench.run_index`)."""
+    values = [headline_text(summary.metrics) if len(summary.metrics) else "no metrics"]
     failures = summary.failures
     values.append(f"failed={failures.counts()}" if failures.incomplete else "failed=0")
     if summary.warnings:

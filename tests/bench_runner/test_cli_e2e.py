@@ -66,7 +66,7 @@ def test_strict_rerun_makes_no_new_model_call_and_reproduces_the_metrics(first_r
     assert paid["value"].tolist() == [0.0] * len(paid)
     assert paid.loc[paid["group_key"] == "all", "value"].tolist() == [0.0]
     out = capsys.readouterr().out
-    assert rerun in out and "accuracy=" in out
+    assert rerun in out and " · accuracy " in out and "failed=0" in out  # the same headline as omlab runs
 
 
 def test_report_in_both_formats(first_run, capsys):
