@@ -111,7 +111,8 @@ def test_killing_the_driver_at_random_points_then_rerunning_gives_one_run_per_ce
     timing = [*command[:4], str(_suite(timing_folder)), "--results", str(timing_folder / "results"), *command[7:]]
     assert command[7:] == ["--workers", str(workers), "--executor", executor, "--quiet"]
     started = time.monotonic()
-    subprocess.run(timing, env=env, capture_output=True, timeout=600, check=True)
+    timed = subprocess.run(timing, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert timed.returncode == 0, f"the uncut sweep exited {timed.returncode}:\n{timed.stderr[-3000:]}"
     uncut = time.monotonic() - started
     chance = random.Random(1234 + workers + (100 if executor == "ray" else 0))
     kills = 0
