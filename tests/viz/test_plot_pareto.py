@@ -81,7 +81,7 @@ def test_plot_marks_and_names_the_front():
     assert sorted(t.get_text() for t in ax.texts) == ["A", "B, D", "C", "E"]
     assert "Pareto front (4): nothing is cheaper and as accurate" in legend_texts(ax)
     assert "dominated (1)" in legend_texts(ax)
-    assert ax.get_xlabel() == "cost (USD) (lower is better)"
+    assert ax.get_xlabel() == "cost as configured (USD) (lower is better)"
     assert title(ax) == "Cost vs accuracy"
 
 
