@@ -72,20 +72,13 @@ def phase_seconds(conversations, phase: str) -> float:
 
 def split_lineage(catalog, run_id: str, conversations, scope: str) -> tuple[float, float]:
     """Seconds ``run_lineage`` spends reading the run's tables and computing: its two halves, run apart."""
-    from omlab.bench.lineage import lineage_frames, read_inputs
+    from omlab.bench.lineage import lineage_of, read_inputs
 
     started = time.perf_counter()
     inputs = read_inputs(catalog, run_id)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
-    lineage_frames(
-        conversations,
-        inputs.steps,
-        inputs.events,
-        inputs.answers,
-        n_message_tokens=inputs.n_message_tokens,
-        scope=scope,
-    )
+    lineage_of(inputs, conversations, scope=scope)
     return read_s, time.perf_counter() - started
 
 

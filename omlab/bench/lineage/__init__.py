@@ -8,7 +8,7 @@ or dropped those lines, and whether they were in the actor's context when the qu
 question.
 """
 
-from omlab.bench.lineage.run import LineageInputs, read_inputs, records, run_lineage
+from omlab.bench.lineage.run import LineageInputs, lineage_of, read_inputs, records, run_lineage
 from omlab.bench.lineage.tables import LOSS_CAUSES, lineage_frames
 from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, final_log, trace_conversation
 
@@ -18,6 +18,7 @@ __all__ = [
     "LineageInputs",
     "final_log",
     "lineage_frames",
+    "lineage_of",
     "read_inputs",
     "records",
     "run_lineage",

@@ -42,7 +42,13 @@ def run_lineage(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ``lineage`` and ``lineage_questions`` frames of run ``run_id`` (``db``: a results
     directory or catalog), given the conversations it replayed."""
-    inputs = read_inputs(db, run_id)
+    return lineage_of(read_inputs(db, run_id), conversations, scope=scope)
+
+
+def lineage_of(
+    inputs: LineageInputs, conversations: Iterable[Conversation], *, scope: str = "thread"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``lineage`` and ``lineage_questions`` frames from inputs already read."""
     return lineage_frames(
         conversations,
         inputs.steps,
