@@ -98,8 +98,13 @@ class LiveMemory:
 
     def is_open(self, message: Message) -> bool:
         """Whether ``message`` is pending and in no buffered chunk or in-flight buffer op."""
-        taken = self.in_flight_ids | self.chunked_ids() | self.sealed_ids
-        return message.id in self.counts and message.id not in taken
+        mid = message.id
+        return (
+            mid in self.counts
+            and mid not in self.in_flight_ids
+            and mid not in self.sealed_ids
+            and mid not in self.chunked_ids()
+        )
 
     def add(self, message: Message, tokens: int) -> None:
         if message.id in self.counts:  # an update of a pending message replaces it
@@ -115,6 +120,7 @@ class LiveMemory:
         if not gone:
             return
         self.unobserved = [m for m in self.unobserved if m.id not in gone]
+        self.sealed_ids -= gone  # observed now: no longer a pending message to keep sealed
         for message_id in gone:
             self.pending_sum -= self.counts.pop(message_id, 0)
 
