@@ -4,33 +4,18 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.lineage import lineage_frames, read_inputs, run_lineage
 from omlab.bench.results import ResultsCatalog, answers_df, conversations_df, events_df, steps_df
 from omlab.bench.runner import RunOptions, load_conversations, run_suite
 from omlab.bench.suite import load_suite
 
-SUITE = """
-[suite]
-name = "buffered"
-[dataset]
-kind = "synthetic"
-seeds = [1]
-target_tokens = 12000
-n_questions = 20
-[engine]
-observation = { messageTokens = 1500, bufferTokens = 0.2, bufferActivation = 0.8, blockAfter = 1.2 }
-reflection = { observationTokens = 600 }
-[models]
-observer = "omlab/observer"
-reflector = "omlab/reflector"
-actor = "omlab/reader"
-judge = "omlab/judge"
-[cache]
-mode = "off"
-[run]
-workers = 1
-"""
+SUITE = offline_synthetic_suite(
+    "buffered",
+    engine="observation = { messageTokens = 1500, bufferTokens = 0.2, bufferActivation = 0.8, blockAfter = 1.2 }\n"
+    "reflection = { observationTokens = 600 }",
+)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import json
 
 import pandas as pd
 import pytest
+from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.datasets import generate_synthetic
 from omlab.bench.replay import replay_conversation
@@ -23,27 +24,13 @@ from omlab.engine.scheduler import MeasuredLatency
 from omlab.llm.client import ModelClient
 
 SEED, TOKENS, QUESTIONS = 1, 12000, 20
-SUITE = f"""
-[suite]
-name = "tight"
-[dataset]
-kind = "synthetic"
-seeds = [{SEED}]
-target_tokens = {TOKENS}
-n_questions = {QUESTIONS}
-[engine]
-observation = {{ messageTokens = 1500, bufferTokens = false }}
-reflection = {{ observationTokens = 600 }}
-[models]
-observer = "omlab/observer"
-reflector = "omlab/reflector"
-actor = "omlab/reader"
-judge = "omlab/judge"
-[cache]
-mode = "off"
-[run]
-workers = 1
-"""
+SUITE = offline_synthetic_suite(
+    "tight",
+    engine="observation = { messageTokens = 1500, bufferTokens = false }\nreflection = { observationTokens = 600 }",
+    target_tokens=TOKENS,
+    n_questions=QUESTIONS,
+    seed=SEED,
+)
 
 
 def _oracle_generations(conversation) -> list[tuple[int, str]]:

@@ -29,6 +29,24 @@ default = {{ kind = "fixed", seconds = 4 }}
 {extra}
 """
 
+
+def offline_synthetic_suite(
+    name: str, *, engine: str, target_tokens: int = 12_000, n_questions: int = 20, seed: int = 1, extra: str = ""
+) -> str:
+    """The TOML text of a one-conversation synthetic suite on the four offline models, without
+    the cache, one worker. ``engine``: the ``[engine]`` table's lines; ``extra``: more tables
+    (e.g. a ``[grid]``)."""
+    return (
+        f'[suite]\nname = "{name}"\n'
+        f'[dataset]\nkind = "synthetic"\nseeds = [{seed}]\ntarget_tokens = {target_tokens}\nn_questions = {n_questions}\n'
+        f"[engine]\n{engine.strip()}\n"
+        f"{extra.strip()}\n"
+        '[models]\nobserver = "omlab/observer"\nreflector = "omlab/reflector"\n'
+        'actor = "omlab/reader"\njudge = "omlab/judge"\n'
+        '[cache]\nmode = "off"\n[run]\nworkers = 1\n'
+    )
+
+
 STABLE_METRICS_EXCLUDED = ("latency_s_p50", "latency_s_p95", "cost_usd_paid", "cached_calls")
 """Metrics that legitimately differ between an original run and a cached or resumed rerun
 (wall-clock latencies, what was paid, how much came from a cache)."""

@@ -143,27 +143,14 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
                     for batch, end in zip(buffered_batches, ends, strict=True)
                 ],
                 observed=[list(e["messageIds"]) for e in sync_ends],
-                activated=[
-                    {
-                        "tokensActivated": p.data["tokensActivated"],
-                        "messagesActivated": p.data["messagesActivated"],
-                        "observationTokens": p.data["observationTokens"],
-                        "triggeredBy": p.data["triggeredBy"],
-                    }
-                    for p in new
-                    if p.type == "data-om-activation" and p.data["operationType"] == "observation"
-                ],
-                reflection_activated=[
-                    {
-                        "operationType": "reflection",
-                        "tokensActivated": p.data["tokensActivated"],
-                        "observationTokens": p.data["observationTokens"],
-                        "generationCount": p.data["generationCount"],
-                        "triggeredBy": p.data["triggeredBy"],
-                    }
-                    for p in new
-                    if p.type == "data-om-activation" and p.data["operationType"] == "reflection"
-                ],
+                activated=_activations(
+                    new, "observation", ("tokensActivated", "messagesActivated", "observationTokens", "triggeredBy")
+                ),
+                reflection_activated=_activations(
+                    new,
+                    "reflection",
+                    ("operationType", "tokensActivated", "observationTokens", "generationCount", "triggeredBy"),
+                ),
                 other_buffering_ops=[
                     p.data["operationType"]
                     for p in new
@@ -172,6 +159,15 @@ async def replay(trace: dict[str, Any]) -> list[BufferedStep]:
             )
         )
     return steps
+
+
+def _activations(parts: list[Any], operation: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The ``data-om-activation`` parts of one operation type, reduced to the trace's fields."""
+    return [
+        {name: p.data[name] for name in fields}
+        for p in parts
+        if p.type == "data-om-activation" and p.data["operationType"] == operation
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import json
 
 import pandas as pd
 import pytest
+from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.results import answers_df, lineage_df, lineage_questions_df, runs_df
 from omlab.bench.runner import RunOptions
@@ -19,29 +20,12 @@ from omlab.viz.plots import fact_survival, loss_cause_table, plot_fact_survival
 from tests.viz.frames import legend_texts, render
 
 TIGHT, LOOSE = "observationTokens=500", "observationTokens=3000"
-SUITE = """
-[suite]
-name = "survival"
-[dataset]
-kind = "synthetic"
-seeds = [1]
-target_tokens = 8000
-n_questions = 20
-[engine]
-observation = { messageTokens = 1500, bufferTokens = false }
-reflection = { observationTokens = 600 }
-[grid]
-"reflection.observationTokens" = [500, 3000]
-[models]
-observer = "omlab/observer"
-reflector = "omlab/reflector"
-actor = "omlab/reader"
-judge = "omlab/judge"
-[cache]
-mode = "off"
-[run]
-workers = 1
-"""
+SUITE = offline_synthetic_suite(
+    "survival",
+    engine="observation = { messageTokens = 1500, bufferTokens = false }\nreflection = { observationTokens = 600 }",
+    target_tokens=8000,
+    extra='[grid]\n"reflection.observationTokens" = [500, 3000]',
+)
 
 
 @pytest.fixture(scope="module")
