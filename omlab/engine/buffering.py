@@ -18,7 +18,6 @@ only moves forward.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from omlab.engine import extraction_step, reference_mode
@@ -30,6 +29,7 @@ from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
 from omlab.engine.observation_cycle import duration_ms, observe_sync, observer_cost, usage_dict
 from omlab.engine.observation_text import append_with_boundary
 from omlab.engine.record import BufferedChunk, new_id
+from omlab.engine.reflection_cycle import maybe_reflect
 from omlab.engine.thresholds import (
     blocking_band,
     min_buffer_tokens,
@@ -63,20 +63,19 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
 
 
 async def reference_step(
-    om: ObservationalMemory, live: LiveMemory, result: StepResult, reflect: Callable[[], Awaitable[None]]
+    om: ObservationalMemory, live: LiveMemory, result: StepResult, *, trigger: str, actor_model: str | None
 ) -> None:
-    """The reference's step (``compat="reference"``), ``reflect`` included: a turn's first step
-    (its newest message is a user's) activates when the pending count reached the threshold, then
-    reflects; every step buffers only below the threshold and, at or over it, waits for the
+    """The reference's step (``compat="reference"``), its reflections included: a turn's first
+    step (its newest message is a user's) activates when the pending count reached the threshold,
+    then reflects; every step buffers only below the threshold and, at or over it, waits for the
     in-flight buffer, then activates what it left (and reflects) or, with no chunk, observes
     synchronously. ``blockAfter`` only makes an activation take as much as it may."""
     live.turn_opening_step = live.last_message is None or live.last_message.role == "user"
-    if live.turn_opening_step:
-        live.turn_buffer_boundary = None
     if live.turn_opening_step:  # only a turn's first step activates (and reflects) up front
+        live.turn_buffer_boundary = None
         if live.pending_tokens >= om.threshold(live) and live.record.buffered_chunks:
             await activate(om, live, "threshold", result)
-        await reflect()
+        await maybe_reflect(om, live, trigger, result, actor_model=actor_model)
     if live.pending_tokens < om.threshold(live):
         await maybe_start_buffering(om, live, result)
         return
@@ -87,7 +86,7 @@ async def reference_step(
         await activate(om, live, "threshold", result)
     else:
         await observe_sync(om, live, "turn-sync", result)
-    await reflect()
+    await maybe_reflect(om, live, trigger, result, actor_model=actor_model)
 
 
 async def maybe_start_buffering(

@@ -326,15 +326,11 @@ class ObservationalMemory:
             result = StepResult(status=_PENDING_STATUS, pending_before=live.pending_tokens)
             if self.config.enabled and not self.config.read_only:
                 reference_step_run = self.config.compat == "reference" and self.config.observation.async_enabled
-                if reference_step_run:
-
-                    async def reflect() -> None:
-                        await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
-
+                if self.config.observation.async_enabled:
                     await activate_on_triggers(self, live, actor_model, result)
-                    await reference_step(self, live, result, reflect)
+                if reference_step_run:  # reflects inside, where the reference does
+                    await reference_step(self, live, result, trigger=trigger, actor_model=actor_model)
                 elif self.config.observation.async_enabled:
-                    await activate_on_triggers(self, live, actor_model, result)
                     await buffering_step(self, live, result)
                 elif live.pending_tokens >= self.threshold(live):
                     await self._observe_now(live, trigger, result)
