@@ -84,6 +84,8 @@ COUNT_METRICS: frozenset[str] = frozenset(
         "answered",
         "failed_questions",
         "judge_missing",
+        "failed_phases",
+        "unscored_questions",
     }
 )
 """Metrics (and sweep-table columns) that count things: shown as whole numbers."""
@@ -290,12 +292,8 @@ def _question_metrics(
 def _with_missing_counts(
     rows: list[dict[str, Any]], frame: pd.DataFrame, scores: pd.DataFrame, kind: str, judged: pd.Series
 ) -> list[dict[str, Any]]:
-    """Fill ``n_missing`` on the score rows: the questions of each group with no score."""
-    group_of = (
-        frame["category"].map(lambda c: CATEGORY_NAMES.get(int(c)) if pd.notna(c) else None)
-        if kind == "locomo"
-        else frame["question_type"]
-    )
+    """Fill ``n_missing`` on the score rows: the questions of each group with no score (groups
+    are question types; a LoCoMo question's type is its category name)."""
     missing = {
         "accuracy": judged & frame["correct"].isna(),
         "task_averaged_accuracy": judged & frame["correct"].isna(),
@@ -304,7 +302,7 @@ def _with_missing_counts(
     }
     if kind == "locomo":
         missing["f1"] = frame["f1"].isna() & frame["category"].notna()
-    retention_groups = frame["question_type"]
+    types = frame["question_type"].astype(object)
     for row in rows:
         flags = missing.get(row["name"])
         if flags is None:
@@ -315,8 +313,7 @@ def _with_missing_counts(
         elif group == "abstention":
             row["n_missing"] = int((flags & frame["is_abstention"].fillna(False).astype(bool)).sum())
         else:
-            groups = retention_groups if row["name"] == "retention" else group_of
-            row["n_missing"] = int((flags & (groups.astype(object) == group)).sum())
+            row["n_missing"] = int((flags & (types == group)).sum())
     return rows
 
 
