@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from omlab.llm import offline
 from omlab.llm.cache import (
     CachedResponse,
     CacheKeyError,
@@ -26,6 +25,7 @@ from omlab.llm.cache import (
 )
 from omlab.llm.client import ModelCallError, ModelClient
 from omlab.llm.offline import OfflineResult
+from omlab.llm.offline import registry as offline_registry
 from omlab.llm.pricing import Price
 from omlab.llm.spec import ModelByInputTokens, ModelWithRetries, ResolvedAttempt
 from omlab.llm.types import ModelRequest, Usage
@@ -391,9 +391,8 @@ class TierModel:
 
 async def test_tiers_cache_separately_and_offline_models_are_cached(tmp_path, monkeypatch):
     models = {name: TierModel(name) for name in ("small", "large")}
-    monkeypatch.setattr(offline, "_load_builtins", lambda: None)
     for name, model in models.items():
-        monkeypatch.setitem(offline._REGISTRY, name, lambda model=model: model)
+        monkeypatch.setitem(offline_registry._REGISTRY, name, lambda model=model: model)
     router = ModelByInputTokens({100: "omlab/small", 1000: "omlab/large"})
     client = ModelClient(cache=ResponseCache(tmp_path / "c.sqlite"))
 

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from omlab.llm import offline
 from omlab.llm.client import ModelCallError, ModelClient
 from omlab.llm.offline import OfflineResult
+from omlab.llm.offline import registry as offline_registry
 from omlab.llm.retry import RetryPolicy
 from omlab.llm.spec import InputTooLargeError, ModelByInputTokens, ModelWithRetries
 from omlab.llm.types import ModelRequest, Usage
@@ -36,9 +36,8 @@ class EchoModel:
 @pytest.fixture
 def echo_models(monkeypatch):
     models = {name: EchoModel(name) for name in ("echo", "small", "large")}
-    monkeypatch.setattr(offline, "_load_builtins", lambda: None)
     for name, model in models.items():
-        monkeypatch.setitem(offline._REGISTRY, name, lambda model=model: model)
+        monkeypatch.setitem(offline_registry._REGISTRY, name, lambda model=model: model)
     return models
 
 
@@ -224,7 +223,7 @@ async def test_on_call_errors_are_logged_not_raised(echo_models, caplog):
 
 def _builtins_importable() -> bool:
     try:
-        offline.offline_model_names()
+        offline_registry.offline_model_names()
     except ImportError:
         return False
     return True
@@ -232,8 +231,8 @@ def _builtins_importable() -> bool:
 
 @pytest.mark.skipif(not _builtins_importable(), reason="built-in offline models not importable yet")
 async def test_models_registered_next_to_the_builtins_are_reachable(monkeypatch):
-    monkeypatch.setitem(offline._REGISTRY, "test-echo", lambda: EchoModel("test-echo"))
-    assert "test-echo" in offline.offline_model_names()
+    monkeypatch.setitem(offline_registry._REGISTRY, "test-echo", lambda: EchoModel("test-echo"))
+    assert "test-echo" in offline_registry.offline_model_names()
     client = ModelClient()
     response = await client.complete(request("omlab/test-echo"))
     assert response.text == "test-echo: hello there" and client.calls[0].error is None
@@ -247,7 +246,7 @@ async def test_offline_seconds_add_up_the_time_inside_each_offline_model(echo_mo
         def generate(self, messages, **kwargs):
             raise ValueError("no user message")
 
-    monkeypatch.setitem(offline._REGISTRY, "failing", lambda: Failing("failing"))
+    monkeypatch.setitem(offline_registry._REGISTRY, "failing", lambda: Failing("failing"))
     client = ModelClient(retry=RetryPolicy(max_retries=0))
     await client.complete(request("omlab/echo"))
     await client.complete(request("omlab/echo"))

@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from omlab.llm.offline.base import OfflineModel, OfflineResult
+from omlab.llm.offline.judge import OfflineJudge
+from omlab.llm.offline.observer import OfflineObserver
+from omlab.llm.offline.reader import OfflineReader
+from omlab.llm.offline.reflector import OfflineReflector
+from omlab.llm.offline.registry import get_offline_model, offline_model_names, register_offline_model
 
-_REGISTRY: dict[str, Callable[[], OfflineModel]] = {}
-
-
-def register_offline_model(name: str, factory: Callable[[], OfflineModel]) -> None:
-    """Make ``omlab/<name>`` resolve to the model built by ``factory``."""
-    _REGISTRY[name] = factory
-
-
-def get_offline_model(name: str) -> OfflineModel:
-    """The offline model called ``name`` (without the ``omlab/`` prefix)."""
-    _load_builtins()
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
-        known = ", ".join(f"omlab/{n}" for n in sorted(_REGISTRY)) or "(none)"
-        raise ValueError(f"unknown offline model 'omlab/{name}'; known: {known}") from None
-
-
-def offline_model_names() -> list[str]:
-    _load_builtins()
-    return sorted(_REGISTRY)
-
-
-def _load_builtins() -> None:
-    # Imported lazily so that importing the registry never pulls every model in.
-    from omlab.llm.offline import builtin  # noqa: F401
-
+for _model in (OfflineObserver, OfflineReflector, OfflineReader, OfflineJudge):
+    register_offline_model(_model.name, _model)
 
 __all__ = ["OfflineModel", "OfflineResult", "get_offline_model", "offline_model_names", "register_offline_model"]
