@@ -6,9 +6,10 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,ray,browser]'
-# the browser tests drive Debian's Chromium (playwright's own download needs the network)
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
-    apt-get update -q && apt-get install -y -q chromium
+# the browser tests drive Debian's Chromium (playwright's own download needs the network), with an
+# emoji font so the observation priorities (🔴/🟡/🟢) render in screenshots instead of boxes
+if command -v apt-get >/dev/null && { [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-color-emoji >/dev/null 2>&1; }; then
+    apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji
 fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MPLBACKEND=Agg
 # lint and format are part of the test run: a finding fails it

@@ -19,11 +19,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="inspect or clear the caches",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    info = verbs.add_parser("info", help="entries and size of the response cache and prepared memories")
+    info = verbs.add_parser(
+        "info",
+        help="entries and size of the response cache and prepared memories",
+        epilog="examples:\n  omlab cache info\n  omlab cache info --json --results results/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_results_option(info)
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(handler=handle_info)
-    clear = verbs.add_parser("clear", help="delete cached responses and/or prepared memories")
+    clear = verbs.add_parser(
+        "clear",
+        help="delete cached responses and/or prepared memories",
+        epilog="examples:\n  omlab cache clear --responses\n  omlab cache clear --prepared --results results/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_results_option(clear)
     clear.add_argument("--responses", action="store_true", help="only the response cache")
     clear.add_argument("--prepared", action="store_true", help="only the prepared memories")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from omlab.bench.results import calls_df
+from omlab.bench.retry_settings import ROLES
 from omlab.cli.options import add_results_option, resolve_run
 
 COLUMNS = [
@@ -34,15 +35,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="browse a run's model calls",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    listing = verbs.add_parser("list", help="list model calls")
+    listing = verbs.add_parser(
+        "list",
+        help="list model calls",
+        epilog="examples:\n  omlab calls list latest\n  omlab calls list latest --role observer --role reflector --limit 0",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     listing.add_argument("run", help="run id, or 'latest'")
     add_results_option(listing)
     listing.add_argument(
         "--role",
         action="append",
         dest="roles",
+        choices=ROLES,
         metavar="R",
-        help="only this role (repeatable): observer, reflector, extractor, actor, judge",
+        help=f"only this role (repeatable): {', '.join(ROLES)}",
     )
     listing.add_argument("--limit", type=int, default=50, metavar="N", help="show at most N calls (default 50; 0: all)")
     listing.set_defaults(handler=handle_list)

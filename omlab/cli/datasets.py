@@ -40,24 +40,49 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="list, fetch or generate datasets",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    listing = verbs.add_parser("list", help="the dataset kinds and the local sample files")
+    listing = verbs.add_parser(
+        "list",
+        help="the dataset kinds and the local sample files",
+        epilog="examples:\n  omlab datasets list\n  omlab datasets list --samples my-samples/",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     listing.add_argument("--samples", default="datasets/samples", metavar="DIR", help="sample folder to list")
     listing.set_defaults(handler=handle_list)
 
-    build = verbs.add_parser("build", help="generate a synthetic dataset or download a benchmark")
+    build = verbs.add_parser(
+        "build",
+        help="generate a synthetic dataset or download a benchmark",
+        epilog="examples:\n  omlab datasets build synthetic --seeds 1 2 --target-tokens 200000 --out synth.jsonl\n  omlab datasets build locomo",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     kinds = build.add_subparsers(dest="kind", metavar="KIND", required=True)
-    synthetic = kinds.add_parser("synthetic", help="write seeded synthetic conversations as JSONL")
+    synthetic = kinds.add_parser(
+        "synthetic",
+        help="write seeded synthetic conversations as JSONL",
+        epilog="examples:\n  omlab datasets build synthetic --seeds 1 2 3 --target-tokens 1000000 --n-questions 40 --out synth.jsonl",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     synthetic.add_argument("--seeds", type=int, nargs="+", default=[1], metavar="SEED")
     synthetic.add_argument("--target-tokens", type=int, default=100_000, metavar="N")
     synthetic.add_argument("--n-questions", type=int, default=20, metavar="N")
     synthetic.add_argument("--out", required=True, metavar="FILE.jsonl")
     synthetic.set_defaults(handler=handle_synthetic)
-    longmemeval = kinds.add_parser("longmemeval", help="download a LongMemEval file from the hub (pinned revision)")
+    longmemeval = kinds.add_parser(
+        "longmemeval",
+        help="download a LongMemEval file from the hub (pinned revision)",
+        epilog="examples:\n  omlab datasets build longmemeval --subset s --cache-dir ~/data/longmemeval",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     longmemeval.add_argument("--subset", choices=("oracle", "s", "m"), default="oracle")
     longmemeval.add_argument("--revision", default=DEFAULT_REVISION)
     longmemeval.add_argument("--cache-dir", metavar="DIR")
     longmemeval.set_defaults(handler=handle_longmemeval)
-    locomo = kinds.add_parser("locomo", help="download locomo10.json")
+    locomo = kinds.add_parser(
+        "locomo",
+        help="download locomo10.json",
+        epilog="examples:\n  omlab datasets build locomo --cache-dir ~/data/locomo",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     locomo.add_argument("--source", default=LOCOMO_URL, metavar="URL")
     locomo.add_argument("--cache-dir", metavar="DIR")
     locomo.set_defaults(handler=handle_locomo)

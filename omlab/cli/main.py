@@ -22,6 +22,7 @@ interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -35,7 +36,11 @@ _COMMANDS = (run, sweep, runs, report, events, calls, datasets, cache, export)
 def build_parser() -> argparse.ArgumentParser:
     """The ``omlab`` argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
-        prog="omlab", description="Observational Memory lab: run, sweep and report memory benchmarks."
+        prog="omlab",
+        description="Observational Memory lab: run, sweep and report memory benchmarks.",
+        epilog="examples:\n  omlab run benchmarks/quickstart.toml\n  omlab runs\n  omlab report latest --plots\n"
+        "  omlab COMMAND --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _COMMANDS:
@@ -54,7 +59,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", UnreadableRunWarning)
             warnings.showwarning = _one_line_warnings(warnings.showwarning)
-            return int(args.handler(args) or 0)
+            status = int(args.handler(args) or 0)
+            sys.stdout.flush()
+            return status
+    except BrokenPipeError:
+        # `omlab calls list RUN | head`: the reader has all it wanted; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("interrupted; resume with the same command (or --resume RUN_ID)", file=sys.stderr)
         return 130

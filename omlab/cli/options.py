@@ -8,7 +8,7 @@ import os
 from omlab.bench.executors import EXECUTORS, check_address
 from omlab.bench.report import latest_run_id
 from omlab.bench.results import ResultsCatalog
-from omlab.bench.results.layout import run_path
+from omlab.bench.results.layout import parts_path, run_path, runs_dir
 from omlab.bench.retry_settings import parse_seconds_flag
 from omlab.bench.runner import DEFAULT_RESULTS_DIR, RunOptions
 
@@ -106,6 +106,8 @@ def resolve_run(results: str, run: str) -> str:
         ValueError: The named run's file exists but cannot be read (the message says why)."""
     if run == "latest":
         return latest_run_id(results)
+    if not run_path(results, run).exists() and not parts_path(results, run).exists():
+        raise ValueError(f"no run {run!r} under {runs_dir(results)}; `omlab runs --results {results}` lists the runs")
     problem = ResultsCatalog(results).problem_of(run)
     if problem is not None:
         raise ValueError(f"run {run!r} cannot be read: {run_path(results, run)}: {problem}")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import subprocess
+import sys
+
 import pytest
 
 from omlab.bench.results import runs_df
@@ -65,3 +69,47 @@ def test_every_subcommand_help_says_what_it_does_with_an_example():
     commands = parser._subparsers._group_actions[0].choices
     missing = [name for name, sub in commands.items() if "example" not in (sub.epilog or "")]
     assert not missing, f"--help without an example: {missing}"
+
+
+def _all_parsers(parser, path=("omlab",)):
+    yield " ".join(path), parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _all_parsers(sub, (*path, name))
+
+
+def test_every_help_at_every_level_ends_with_examples():
+    missing = [name for name, parser in _all_parsers(build_parser()) if "example" not in (parser.epilog or "")]
+    assert not missing, f"--help without an example: {missing}"
+
+
+def test_calls_list_into_a_closed_pipe_prints_no_traceback(run):
+    results, run_id = run
+    # `omlab calls list RUN | head`: the reader goes away before the listing is written
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from omlab.cli.main import main; sys.exit(main())"]
+        + ["calls", "list", run_id, "--results", str(results), "--limit", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait() == 0
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_calls_list_refuses_an_unknown_role_and_lists_the_valid_ones(run, capsys):
+    results, run_id = run
+    with pytest.raises(SystemExit) as exit_info:
+        main(["calls", "list", run_id, "--results", str(results), "--role", "jduge"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "jduge" in error and all(role in error for role in ("observer", "reflector", "actor", "judge"))
+
+
+def test_report_of_an_unknown_run_points_to_omlab_runs(run, capsys):
+    results, _ = run
+    assert main(["report", "nosuchrun", "--results", str(results)]) == 2
+    error = capsys.readouterr().err
+    assert "nosuchrun" in error and "omlab runs" in error
