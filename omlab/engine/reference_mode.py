@@ -12,8 +12,8 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   newest message, and a recount of the log);
 * activation parts: one ``data-om-activation`` per chunk, each with ``chunksActivated: 1`` (omlab:
   the number of chunks the activation took);
-* cursor (D4): a buffered chunk's cursor is its newest message's ``createdAt`` + 1 ms;
-* the ``blockAfter`` band: a step that reaches the threshold activates; buffering runs only
+* D4, buffered cursor: a buffered chunk's cursor is its newest message's ``createdAt`` + 1 ms;
+* ``blockAfter`` band: a step that reaches the threshold activates; buffering runs only
   below the threshold; at or over it after activating, the step waits for the in-flight buffer,
   then activates what it left or, with no chunk left, observes synchronously; ``blockAfter`` only
   makes an activation take as much as it may (omlab: buffering keeps running past the threshold,
@@ -30,14 +30,19 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   small) or observed is merged into it (its parts appended; the first message's id and time
   kept), as the reference's message list does within a turn, so the pair costs one message
   overhead (6 tokens) less and the Observer sees one longer message;
+* order of a step: a turn's first step (its newest message is a user's) activates when at the
+  threshold and reflects up front; then the step buffers below the threshold or, at or over it,
+  waits for the in-flight buffer, then activates what it left (and reflects) or observes
+  synchronously (omlab: activation, then buffering or the band, then one reflection);
 * later steps of a turn: once a step of a turn started a buffer op, the turn's later steps check
   the buffering interval against the pending count that op started at (the reference's turn keeps
   that record, written when the op started), so a later step rarely buffers; a step with nothing
   left to buffer still consumes the interval;
-* stale pending count (D3): which chunks to activate is chosen with the pending count stored on
-  the record at the end of the last step (``record.pending_message_tokens``, lowered by what each
-  activation since took), not the live one; whether to activate still uses the live count;
-* buffer boundary after an op (D5): a successful buffer op leaves the interval boundary at the
+* D3, pending count of the activation choice: which chunks to activate is chosen with the
+  pending count stored on the record at the end of the last step
+  (``record.pending_message_tokens``, lowered by what each activation since took), not the live
+  one; whether to activate still uses the live count;
+* D5, buffer boundary after an op: a successful buffer op leaves the interval boundary at the
   op's own message tokens, not at the pending count it started at.
 """
 
