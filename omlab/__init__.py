@@ -21,7 +21,7 @@ _EXPORTS = {
     "ModelByInputTokens": "omlab.llm.spec",
     "ModelWithRetries": "omlab.llm.spec",
     "OMConfig": "omlab.engine.config",
-    "ConfigError": "omlab.engine.config",
+    "ConfigError": "omlab.engine.errors",
     "Message": "omlab.engine.messages",
     "Part": "omlab.engine.messages",
     "ModelClient": "omlab.llm.client",
@@ -42,8 +42,13 @@ _EXPORTS = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from omlab.engine.clock import VirtualClock
-    from omlab.engine.config import ConfigError, OMConfig
-    from omlab.engine.errors import DegenerateObserverOutputError, EmptyObserverOutputError, ObserverError
+    from omlab.engine.config import OMConfig
+    from omlab.engine.errors import (
+        ConfigError,
+        DegenerateObserverOutputError,
+        EmptyObserverOutputError,
+        ObserverError,
+    )
     from omlab.engine.events import DataPart, DebugEvent
     from omlab.engine.extractors import Extractor, WorkingMemoryExtractor
     from omlab.engine.memory import ObservationalMemory, ObservationalMemoryError, StepResult, SyncObservationalMemory

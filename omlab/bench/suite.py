@@ -333,7 +333,8 @@ def cell_name(point: Mapping[str, Any]) -> str:
 
 
 def _check_engine(cell: SuiteCell, source: str) -> None:
-    from omlab.engine.config import ConfigError, OMConfig
+    from omlab.engine.config import OMConfig
+    from omlab.engine.errors import ConfigError
 
     try:
         config = OMConfig.from_options(cell.engine)

@@ -1,4 +1,4 @@
-"""Errors a failed observation or reflection cycle reports.
+"""The engine's errors: an invalid option (:class:`ConfigError`) and what a failed cycle reports.
 
 The failure hook (``onObservationEnd`` / ``onReflectionEnd``) receives the exception object in
 ``error``, as the reference passes an ``Error``; the ``data-om-*-failed`` part carries its message
@@ -28,3 +28,15 @@ def unusable_output_error(degenerate: bool, message: str) -> ObserverError:
 def error_fields(error: BaseException) -> dict[str, str]:
     """The ``error`` / ``errorType`` fields of a failed data part."""
     return {"error": str(error), "errorType": type(error).__name__}
+
+
+class ConfigError(ValueError):
+    """An invalid option. ``option`` is its camelCase path; the message starts with it."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        self.detail = message
+        super().__init__(f"{option}: {message}")
+
+    def __reduce__(self) -> tuple[object, ...]:  # keeps the error picklable across processes
+        return (type(self), (self.option, self.detail))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 def configured_extractors(config: OMConfig) -> tuple[list[Extractor], list[Extractor]]:
     """(observation extractors, reflection extractors), built-ins first; invalid lists raise
-    :class:`~omlab.engine.config.ConfigError` naming the option."""
+    :class:`~omlab.engine.errors.ConfigError` naming the option."""
     obs, refl = config.observation, config.reflection
     custom_obs = list(validate_extractors(list(obs.extract), "observation.extract"))
     if obs.manage_working_memory:

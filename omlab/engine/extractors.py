@@ -35,8 +35,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from omlab.engine.config import ConfigError
 from omlab.engine.degenerate import is_degenerate
+from omlab.engine.errors import ConfigError
 from omlab.engine.observation_text import ObserverOutput
 from omlab.llm.spec import is_offline_model, primary_model_name
 from omlab.llm.types import ModelRequest

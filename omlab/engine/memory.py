@@ -33,8 +33,9 @@ from omlab.engine.buffering import (
     reference_step,
 )
 from omlab.engine.clock import Clock
-from omlab.engine.config import ConfigError, OMConfig
+from omlab.engine.config import OMConfig
 from omlab.engine.context import build_actor_context
+from omlab.engine.errors import ConfigError
 from omlab.engine.events import DataListener, DebugListener, EventBus, iso
 from omlab.engine.extraction_step import configured_extractors
 from omlab.engine.live import LiveMemory

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from omlab.engine.errors import ConfigError
+
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
 
@@ -47,7 +49,7 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
         ``"default"`` covers providers the map does not list, and without it they get no idle
         activation. Provider keys are lower-cased.
     A bare number inside a string (``"300"``) is rejected: its unit would be a guess.
-    Anything else raises :class:`~omlab.engine.config.ConfigError` naming ``option``.
+    Anything else raises :class:`~omlab.engine.errors.ConfigError` naming ``option``.
     """
     if isinstance(value, Mapping):
         parsed: dict[str, int | Literal["auto"] | None] = {}
@@ -85,9 +87,12 @@ def parse_activate_after_idle(value: object, option: str = "activateAfterIdle") 
     _fail(option, f'expected milliseconds, a duration string, "auto" or false, got {type(value).__name__}')
 
 
-def _fail(option: str, message: str) -> None:
-    from omlab.engine.config import ConfigError  # late: config imports this module
+def idle_option(value: ActivationTTL) -> Any:
+    """A parsed setting as the ``activateAfterIdle`` option that parses to it again (``False`` = off)."""
+    return False if value is None else (dict(value) if isinstance(value, Mapping) else value)
 
+
+def _fail(option: str, message: str) -> None:
     raise ConfigError(option, message)
 
 

@@ -10,15 +10,12 @@ import sys
 
 import pytest
 
-from omlab.engine.config import (
-    DEFAULT_MODEL,
-    ConfigError,
-    ModelSettings,
-    OMConfig,
-    OMHooks,
-    RetrievalConfig,
-    TokenRange,
-)
+from omlab.engine.config import OMConfig
+from omlab.engine.errors import ConfigError
+from omlab.engine.hooks import OMHooks
+from omlab.engine.model_options import DEFAULT_MODEL, ModelSettings
+from omlab.engine.retrieval_config import RetrievalConfig
+from omlab.engine.thresholds import TokenRange
 from omlab.llm.spec import ModelByInputTokens, ModelWithRetries
 
 # The seed's examples, pasted as JSON.

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from omlab.engine.config import ConfigError
+from omlab.engine.errors import ConfigError
 from omlab.engine.extractors import (
     CURRENT_TASK,
     OFFLINE_STRUCTURED_ERROR,

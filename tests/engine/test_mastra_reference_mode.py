@@ -115,7 +115,8 @@ def test_every_step_of_the_synchronous_trace_agrees_in_reference_mode(sync_trace
 
 
 def test_compat_is_validated_with_its_name():
-    from omlab.engine.config import ConfigError, OMConfig
+    from omlab.engine.config import OMConfig
+    from omlab.engine.errors import ConfigError
 
     assert OMConfig.from_options({}).compat == "omlab"
     assert OMConfig.from_options({"compat": "reference"}).compat == "reference"

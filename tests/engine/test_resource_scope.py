@@ -9,7 +9,7 @@ import pytest
 
 from omlab import ObservationalMemory
 from omlab.engine.clock import VirtualClock
-from omlab.engine.config import ConfigError
+from omlab.engine.errors import ConfigError
 from omlab.engine.messages import Message
 from omlab.engine.resource_cycle import plan_batches
 from omlab.engine.scheduler import VirtualScheduler

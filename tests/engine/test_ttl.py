@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omlab.engine.config import ConfigError
+from omlab.engine.errors import ConfigError
 from omlab.engine.ttl import activation_ttl_ms, parse_activate_after_idle, provider_cache_ttl_ms
 
 

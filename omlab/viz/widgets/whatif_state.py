@@ -3,7 +3,7 @@
 Plain Python (no ipywidgets), tested without a kernel; :mod:`omlab.viz.widgets.whatif` draws it.
 :meth:`WhatIfState.update` re-runs :func:`omlab.viz.simulate.simulate` on the sample with the new
 values. Settings the engine refuses do not raise: :attr:`WhatIfState.error` holds the engine's
-:class:`~omlab.engine.config.ConfigError` message (naming the option) and the last valid
+:class:`~omlab.engine.errors.ConfigError` message (naming the option) and the last valid
 simulation stays on show.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from omlab.engine.config import ConfigError
+from omlab.engine.errors import ConfigError
 from omlab.engine.messages import Message
 from omlab.viz.simulate import DEFAULT_SETTINGS, Sample, SimulationResult, sample_conversation, simulate
 
