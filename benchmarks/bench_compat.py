@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import metric_value
-from omlab.bench.runner import RunOptions, run_suite
-from omlab.bench.suite import parse_suite
+from omlab.bench.report.metrics import metric_value
+from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.suite.suite_file import parse_suite
 
 SUITE = Path(__file__).resolve().parent / "sweep_buffering.toml"
 COLUMNS = (

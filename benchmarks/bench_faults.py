@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from faults.fault_server import FaultServer, fault_suite
 from faults.message_accounting import account_messages
 
-from omlab.bench.metrics import metric_value
+from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import answers_df, calls_df
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.runner import RunOptions, run_suite
 
 
 def one_rate(rate: float, seeds: list[int], seed: int) -> dict[str, object]:

@@ -87,8 +87,8 @@ def main(
 ) -> None:
     from omlab.bench.lineage import run_lineage
     from omlab.bench.results import ResultsCatalog, conversations_df, steps_df
-    from omlab.bench.runner import RunOptions, load_conversations, run_suite
-    from omlab.bench.suite import load_suite
+    from omlab.bench.run.runner import RunOptions, load_conversations, run_suite
+    from omlab.bench.suite.suite_file import load_suite
 
     with tempfile.TemporaryDirectory(prefix="omlab-lineage-") as folder:
         suite_path = Path(folder) / "lineage.toml"

@@ -67,10 +67,10 @@ def write_suite(folder: Path, conversations: int, tokens: int) -> Path:
 def parts_of_one(suite_path: Path, tokens: int) -> dict[str, float]:
     """Seconds of one conversation's prepare, split into its parts (replayed in this process)."""
     from omlab.bench.datasets import generate_synthetic
-    from omlab.bench.prepared import PreparedMemory
-    from omlab.bench.replay import replay_conversation
-    from omlab.bench.run_settings import RunSettings
-    from omlab.bench.suite import expand_grid, load_suite
+    from omlab.bench.run.prepared import PreparedMemory
+    from omlab.bench.run.replay import replay_conversation
+    from omlab.bench.suite.run_settings import RunSettings
+    from omlab.bench.suite.suite_file import expand_grid, load_suite
 
     (cell,) = expand_grid(load_suite(suite_path))
     settings = RunSettings.from_cell(cell, results_dir=suite_path.parent / "parts")
@@ -115,7 +115,7 @@ def parts_of_one(suite_path: Path, tokens: int) -> dict[str, float]:
 def run_prepare(suite_path: Path, results_dir: Path, workers: int) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of the suite's prepare phase, results database
     included; with one worker everything runs in this process, so the CPU time is all of it."""
-    from omlab.bench.runner import RunOptions, run_suite
+    from omlab.bench.run.runner import RunOptions, run_suite
 
     started, cpu_started = time.perf_counter(), time.process_time()
     (summary,) = run_suite(suite_path, RunOptions(results_dir=results_dir, workers=workers, progress=False))
@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="pool workers (and the idle cores projected)")
     args = parser.parse_args()
 
-    import omlab.bench.runner  # noqa: F401 - imported before any timing
+    import omlab.bench.run.runner  # noqa: F401 - imported before any timing
 
     tokens = args.conversations * args.tokens
     with tempfile.TemporaryDirectory(prefix="omlab-bench-prepare-") as folder:

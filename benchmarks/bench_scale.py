@@ -85,7 +85,7 @@ prepared = false
 
 
 def prepare_mode(conversations: int, tokens: int, workers: int) -> None:
-    from omlab.bench.runner import RunOptions, run_suite
+    from omlab.bench.run.runner import RunOptions, run_suite
 
     with tempfile.TemporaryDirectory(prefix="omlab-scale-") as folder:
         suite = Path(folder) / "scale.toml"
@@ -115,7 +115,7 @@ def prepare_mode(conversations: int, tokens: int, workers: int) -> None:
 
 
 def ray_startup_s(workers: int) -> float:
-    from omlab.bench.executors import RayExecutor
+    from omlab.bench.run.executors import RayExecutor
 
     started = time.perf_counter()
     executor = RayExecutor(workers=workers)
@@ -130,10 +130,10 @@ def sweep_mode(tokens: int, workers: int) -> None:
     import ray
     from ray.cluster_utils import Cluster
 
-    from omlab.bench.metrics import sweep_table
+    from omlab.bench.report.metrics import sweep_table
     from omlab.bench.results import metrics_df, runs_df
-    from omlab.bench.runner import RunOptions
-    from omlab.bench.sweep import run_sweep
+    from omlab.bench.run.runner import RunOptions
+    from omlab.bench.run.sweep import run_sweep
 
     with tempfile.TemporaryDirectory(prefix="omlab-scale-") as folder:
         suite = Path(folder) / "sweep.toml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from omlab.bench.prepared import PreparedStore
-from omlab.bench.run_settings import CACHE_FILE, PREPARED_DIR, cache_dir
+from omlab.bench.run.prepared import PreparedStore
+from omlab.bench.suite.run_settings import CACHE_FILE, PREPARED_DIR, cache_dir
 from omlab.cli.options import add_results_option
 from omlab.llm.cache import ResponseCache
 

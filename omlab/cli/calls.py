@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from omlab.bench.results import calls_df
-from omlab.bench.retry_settings import ROLES
+from omlab.bench.suite.retry import ROLES
 from omlab.cli.options import add_results_option, resolve_run
 
 COLUMNS = [

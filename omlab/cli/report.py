@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from omlab.bench.report import write_report
+from omlab.bench.report.run_index import headline_text
+from omlab.bench.report.run_report import write_report
 from omlab.bench.results import metrics_df, runs_df
-from omlab.bench.run_index import headline_text
 from omlab.cli.options import add_results_option, resolve_run
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from omlab.bench.report.run_index import headline_text
 from omlab.bench.results.layout import run_path
-from omlab.bench.run_failures import EXIT_INCOMPLETE
-from omlab.bench.run_index import headline_text
-from omlab.bench.runner import RunSummary, run_suite
+from omlab.bench.run.failures import EXIT_INCOMPLETE
+from omlab.bench.run.runner import RunSummary, run_suite
 from omlab.cli.options import add_run_options, run_options
 
 
@@ -36,14 +36,14 @@ def handle(args: argparse.Namespace) -> int:
             print(f"  {line}")
         print(f"  results: {run_path(args.results, summary.run_id)}")
         if args.report:
-            from omlab.bench.report import write_report
+            from omlab.bench.report.run_report import write_report
 
             print(f"  report:  {write_report(args.results, summary.run_id, plots=True)}")
     return exit_status(summaries)
 
 
 def exit_status(summaries: list[RunSummary]) -> int:
-    """0 when every run is complete, :data:`~omlab.bench.run_failures.EXIT_INCOMPLETE` otherwise
+    """0 when every run is complete, :data:`~omlab.bench.run.failures.EXIT_INCOMPLETE` otherwise
     (after a closing line saying how to retry)."""
     incomplete = [s for s in summaries if s.failures.incomplete]
     if not incomplete:
@@ -57,7 +57,7 @@ def exit_status(summaries: list[RunSummary]) -> int:
 
 def summary_line(summary: RunSummary) -> str:
     """``<run> <config> <status> … accuracy 62.5% · retention … · failed=…`` for one run: the
-    headline numbers ``omlab runs`` and ``omlab report`` print (:mod:`omlab.bench.run_index`)."""
+    headline numbers ``omlab runs`` and ``omlab report`` print (:mod:`omlab.bench.report.run_index`)."""
     values = [headline_text(summary.metrics) if len(summary.metrics) else "no metrics"]
     failures = summary.failures
     values.append(f"failed={failures.counts()}" if failures.incomplete else "failed=0")

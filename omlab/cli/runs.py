@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from omlab.bench.run_index import delete_run, runs_overview, tag_run
+from omlab.bench.report.run_index import delete_run, runs_overview, tag_run
 from omlab.cli.options import add_results_option, resolve_run
 
 

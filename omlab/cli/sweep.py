@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import COUNT_METRICS, SWEEP_INTERVAL_COLUMNS, SWEEP_METRICS, sweep_table
+from omlab.bench.report.metrics import COUNT_METRICS, SWEEP_INTERVAL_COLUMNS, SWEEP_METRICS, sweep_table
 from omlab.bench.results import metrics_df, runs_df
-from omlab.bench.suite import SuiteError, load_suite
-from omlab.bench.sweep import run_sweep
+from omlab.bench.run.sweep import run_sweep
+from omlab.bench.suite.suite_file import SuiteError, load_suite
 from omlab.cli.options import add_run_options, run_options
 from omlab.cli.run import exit_status
 

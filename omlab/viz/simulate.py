@@ -4,8 +4,8 @@
 :class:`~omlab.engine.memory.ObservationalMemory` running the offline models (``omlab/observer``,
 ``omlab/reflector``) on a :class:`~omlab.engine.scheduler.VirtualScheduler`, and returns the same
 ``steps`` / ``events`` / ``model_calls`` frames a benchmark run records (built by the harness's
-own row builders in :mod:`omlab.bench.replay`), plus a summary computed by the harness's
-:func:`~omlab.bench.metrics.compute_metrics`. Nothing is written anywhere: a what-if panel calls
+own row builders in :mod:`omlab.bench.run.replay`), plus a summary computed by the harness's
+:func:`~omlab.bench.report.metrics.compute_metrics`. Nothing is written anywhere: a what-if panel calls
 it on every slider change.
 
 Speed (a slider change must redraw within about two seconds): the default sample is ~40k tokens
@@ -32,12 +32,12 @@ from typing import Any
 
 import pandas as pd
 
-from omlab.bench.execution import run_coroutine
-from omlab.bench.metrics import RunFrames, compute_metrics
-from omlab.bench.replay import RowRecorder, conversation_messages, memory_prompt_tokens, step_row, thread_key
+from omlab.bench.report.metrics import RunFrames, compute_metrics
 from omlab.bench.results.catalog import typed_frame
 from omlab.bench.results.redact import to_safe_json
 from omlab.bench.results.schema import columns_of
+from omlab.bench.run.execution import run_coroutine
+from omlab.bench.run.replay import RowRecorder, conversation_messages, memory_prompt_tokens, step_row, thread_key
 from omlab.engine.clock import VirtualClock
 from omlab.engine.memory import ObservationalMemory
 from omlab.engine.messages import Message
@@ -75,7 +75,7 @@ SUMMARY_METRICS: tuple[str, ...] = (
     "compression_reflection",
     "calls",
 )
-"""Harness metrics (group ``all``, names of :mod:`omlab.bench.metrics`) a summary carries; one the
+"""Harness metrics (group ``all``, names of :mod:`omlab.bench.report.metrics`) a summary carries; one the
 frames do not allow (e.g. no reflection happened) is NaN."""
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from omlab.bench.judging import Judge
-from omlab.bench.schema import Question
+from omlab.bench.datasets.schema import Question
+from omlab.bench.run.judging import Judge
 from omlab.bench.scoring import locomo_f1
 
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from omlab.bench.schema import Question
+from omlab.bench.datasets.schema import Question
 from omlab.bench.scoring.longmemeval_judge import (
     DEFAULT_JUDGE_PROMPTS,
     JUDGE_REQUEST_OPTIONS,

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from omlab.bench.schema import LONGMEMEVAL_TYPES, Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES, Conversation, DatasetInfo, Question, Session, Turn
 
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from omlab.bench.datasets import conversations_digest, generate_synthetic, load_synthetic
 from omlab.bench.datasets._synthetic_text import EVENTS
-from omlab.bench.schema import Conversation
+from omlab.bench.datasets.schema import Conversation
 
 SEEDS = range(8)
 

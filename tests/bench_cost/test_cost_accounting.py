@@ -8,9 +8,9 @@ import json
 import pytest
 from bench_runner.suites import write_suite
 
-from omlab.bench.metrics import metric_value
+from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import answers_df, calls_df, runs_df
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.cli.main import main
 
 PRICES_X = """[models.prices]
@@ -94,7 +94,7 @@ def test_calls_list_shows_both_costs_labelled(runs, capsys):
 
 
 def test_the_report_labels_both_costs(runs):
-    from omlab.bench.report import write_report
+    from omlab.bench.report.run_report import write_report
 
     shared, _, from_cache, _, _ = runs
     text = write_report(shared, from_cache.run_id).read_text(encoding="utf-8")

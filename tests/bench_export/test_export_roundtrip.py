@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from omlab.bench.datasets.schema import Question
 from omlab.bench.results import answers_df, calls_df, metrics_df, runs_df, scores_df
-from omlab.bench.schema import Question
 from omlab.bench.scoring import judge_messages, locomo_f1
 from omlab.cli.main import main
 from omlab.llm.offline import get_offline_model

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from omlab.bench.datasets import load_jsonl
-from omlab.bench.report import write_report
+from omlab.bench.report.run_report import write_report
 from omlab.bench.results import metrics_df, runs_df
 from omlab.cli.main import main
 

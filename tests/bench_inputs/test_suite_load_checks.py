@@ -9,8 +9,8 @@ import pytest
 
 from omlab.bench.results import runs_df
 from omlab.bench.scoring.longmemeval_judge import OMLAB_TEMPLATES, PROMPT_KEYS
-from omlab.bench.suite import load_suite
-from omlab.bench.suite_tables import SuiteError
+from omlab.bench.suite.suite_file import load_suite
+from omlab.bench.suite.tables import SuiteError
 from omlab.cli.main import main
 
 from .corpus import conversation, write_jsonl, write_suite
@@ -88,7 +88,7 @@ def test_models_that_cannot_resolve_are_refused_with_their_name(tmp_path, capsys
 
 
 def test_a_model_in_a_grid_cell_is_checked_too(tmp_path):
-    from omlab.bench.preflight import check_models
+    from omlab.bench.suite.preflight import check_models
 
     extra = '[grid]\n"models.actor" = ["omlab/reader", "omlab/nope"]\n'
     suite = load_suite(write_suite(tmp_path, "jsonl", write_jsonl(tmp_path, "m.jsonl", conversation()), extra=extra))
@@ -97,7 +97,7 @@ def test_a_model_in_a_grid_cell_is_checked_too(tmp_path):
 
 
 def test_models_without_a_price_are_named(tmp_path):
-    from omlab.bench.preflight import check_models
+    from omlab.bench.suite.preflight import check_models
 
     extra = '[models.prices]\n"omlab/reader" = "openai/no-such-model-anywhere"\n"omlab/judge" = "openai/gpt-4o"\n'
     suite = load_suite(write_suite(tmp_path, "jsonl", write_jsonl(tmp_path, "m.jsonl", conversation()), extra=extra))
@@ -107,7 +107,7 @@ def test_models_without_a_price_are_named(tmp_path):
 
 
 def test_suites_are_found_by_name_and_a_typo_lists_them():
-    from omlab.bench.suite import find_suite
+    from omlab.bench.suite.suite_file import find_suite
 
     assert find_suite("quickstart", [ROOT / "benchmarks"]) == ROOT / "benchmarks" / "quickstart.toml"
     by_suite_name = find_suite("longmemeval-published", [ROOT / "benchmarks"])

@@ -21,10 +21,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from omlab.bench.datasets.schema import Conversation, Question, Session, Turn
 from omlab.bench.lineage import lineage_frames
-from omlab.bench.replay import conversation_messages
 from omlab.bench.results.schema import columns_of, pandas_dtype
-from omlab.bench.schema import Conversation, Question, Session, Turn
+from omlab.bench.run.replay import conversation_messages
 
 GOLDEN = Path(__file__).parent / "data" / "golden_runs.json.gz"
 CASES = ("sync", "buffered", "content")

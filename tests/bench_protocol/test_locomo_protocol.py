@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from omlab.bench.report import write_report
+from omlab.bench.datasets.schema import Question
+from omlab.bench.report.run_report import write_report
 from omlab.bench.results import answers_df, metrics_df, runs_df, scores_df
-from omlab.bench.schema import Question
 from omlab.cli.main import main
 from omlab.llm.offline import register_offline_model
 from omlab.llm.offline.base import OfflineResult, message_text
@@ -79,7 +79,7 @@ def _official_file(folder: Path) -> Path:
 
 
 def test_the_official_wording_is_read_from_the_users_file(tmp_path):
-    from omlab.bench.locomo_protocol import locomo_protocol
+    from omlab.bench.scoring.locomo_protocol import locomo_protocol
 
     protocol = locomo_protocol(_official_file(tmp_path).parents[1])  # the checkout works too
     assert protocol.temporal_hint == " STAND-IN date hint."
@@ -95,7 +95,7 @@ def test_the_official_wording_is_read_from_the_users_file(tmp_path):
 
 
 def test_category_5_is_two_options_in_a_fixed_order_mapped_back_like_get_cat_5_answer():
-    from omlab.bench.locomo_protocol import OMLAB_WORDING
+    from omlab.bench.scoring.locomo_protocol import OMLAB_WORDING
 
     orders = set()
     for index in range(20):
@@ -186,7 +186,7 @@ def test_an_official_run_is_recorded_and_named_with_its_aggregation(official_run
 
 
 def test_the_official_aggregation_rounds_each_f1_before_averaging():
-    from omlab.bench.locomo_protocol import aggregate_f1_values
+    from omlab.bench.scoring.locomo_protocol import aggregate_f1_values
 
     values = [0.66666666, 0.12345, 1 / 3]
     assert aggregate_f1_values(values, "official") == [0.667, 0.123, 0.333]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from omlab.bench.report import report_sections
+from omlab.bench.report.run_report import report_sections
 
 
 def _metrics(rows):

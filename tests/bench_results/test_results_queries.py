@@ -14,7 +14,7 @@ import duckdb
 import pytest
 from bench_runner.suites import write_suite
 
-from omlab.bench.report import write_report
+from omlab.bench.report.run_report import write_report
 from omlab.bench.results import metrics_df, runs_df
 from omlab.cli.main import main
 

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from omlab.bench.metrics import RunFrames, compute_metrics, metric_value, metrics_records, sweep_table
+from omlab.bench.report.metrics import RunFrames, compute_metrics, metric_value, metrics_records, sweep_table
 
 
 def _steps() -> pd.DataFrame:

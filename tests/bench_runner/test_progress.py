@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from omlab.bench.progress import Progress, format_duration
+from omlab.bench.run.progress import Progress, format_duration
 
 
 class FakeClock:
@@ -86,7 +86,7 @@ def test_each_phase_is_named_with_its_unit():
 
 def test_a_run_shows_its_phases_from_the_start_and_counts_every_unit(tmp_path):
     from bench_runner.suites import write_suite
-    from omlab.bench.runner import RunOptions, run_suite
+    from omlab.bench.run.runner import RunOptions, run_suite
 
     out = io.StringIO()
     suite = write_suite(tmp_path, seeds="[11, 12]")

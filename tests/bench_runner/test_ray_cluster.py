@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.results import ResultsCatalog, runs_df
-from omlab.bench.resume import sweep_id_of
-from omlab.bench.runner import RunOptions, run_suite
-from omlab.bench.sweep import run_sweep
+from omlab.bench.run.resume import sweep_id_of
+from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.sweep import run_sweep
 
 from .suites import stable_metrics, write_suite
 

@@ -9,8 +9,8 @@ import pytest
 
 from omlab.bench.results import RunWriter, answers_df, calls_df, conversations_df, events_df, runs_df, steps_df
 from omlab.bench.results.frames import catalog_of
-from omlab.bench.resume import ResumeError
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.resume import ResumeError
+from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.llm.offline import get_offline_model, register_offline_model
 
 from .suites import stable_metrics, write_suite
@@ -204,7 +204,7 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
     (first,) = run_suite(suite, _options(results))
     answers = catalog_of(results).read_table("answers", first.run_id)
     assert (answers["status"] == "failed").all() and answers["error"].str.contains("the reader is down").all()
-    from omlab.bench.metrics import metric_value
+    from omlab.bench.report.metrics import metric_value
 
     assert metric_value(first.metrics, "failed_questions") == 8
     # no answer, no score: the accuracy is missing (n 0, 8 missing), never 0%, and the run incomplete
@@ -223,10 +223,10 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
 
 
 def _tiny_jobs(folder: Path):
-    from omlab.bench.phases import ConversationJob
-    from omlab.bench.run_settings import RunSettings
-    from omlab.bench.runner import load_conversations
-    from omlab.bench.suite import expand_grid, load_suite
+    from omlab.bench.run.phases import ConversationJob
+    from omlab.bench.run.runner import load_conversations
+    from omlab.bench.suite.run_settings import RunSettings
+    from omlab.bench.suite.suite_file import expand_grid, load_suite
 
     suite = load_suite(write_suite(folder, seeds="[21, 22, 23]"))
     settings = RunSettings.from_cell(expand_grid(suite)[0], results_dir=folder / "results")
@@ -235,8 +235,8 @@ def _tiny_jobs(folder: Path):
 
 
 def test_event_loop_executor_applies_every_record_once(tmp_path):
-    from omlab.bench.execution import run_in_event_loop
-    from omlab.bench.phases import PhaseMark
+    from omlab.bench.run.execution import run_in_event_loop
+    from omlab.bench.run.phases import PhaseMark
 
     records = []
     run_in_event_loop(_tiny_jobs(tmp_path), records.append, concurrency=2)
@@ -246,8 +246,8 @@ def test_event_loop_executor_applies_every_record_once(tmp_path):
 
 
 def test_event_loop_executor_starts_nothing_after_a_failure(tmp_path):
-    from omlab.bench.execution import run_in_event_loop
-    from omlab.bench.phases import PhaseMark
+    from omlab.bench.run.execution import run_in_event_loop
+    from omlab.bench.run.phases import PhaseMark
 
     records = []
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omlab.bench.run_settings import RunSettings, model_strings
-from omlab.bench.schema import Conversation, Session, Turn
-from omlab.bench.suite import DEFAULT_MODELS, SuiteError, cell_name, expand_grid, load_suite, parse_suite
+from omlab.bench.datasets.schema import Conversation, Session, Turn
+from omlab.bench.suite.run_settings import RunSettings, model_strings
+from omlab.bench.suite.suite_file import DEFAULT_MODELS, SuiteError, cell_name, expand_grid, load_suite, parse_suite
 
 MINIMAL = {"suite": {"name": "mini"}, "dataset": {"kind": "synthetic"}}
 

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from omlab.bench.results import metrics_df, runs_df
-from omlab.bench.resume import sweep_id_of
-from omlab.bench.runner import RunOptions
-from omlab.bench.sweep import latest_sweep_id, run_sweep
+from omlab.bench.run.resume import sweep_id_of
+from omlab.bench.run.runner import RunOptions
+from omlab.bench.run.sweep import latest_sweep_id, run_sweep
 
 from .suites import stable_metrics, write_suite
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from omlab import ObservationalMemory
-from omlab.bench.tool_loop import complete_with_tool
+from omlab.bench.run.tool_loop import complete_with_tool
 from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import VirtualScheduler

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from omlab.bench.metrics import metric_value
+from omlab.bench.report.metrics import metric_value
 from omlab.bench.results.frames import catalog_of
-from omlab.bench.runner import RunOptions, run_suite
-from omlab.bench.unusable_replies import reply_problem
+from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.unusable_replies import reply_problem
 from omlab.llm.offline import get_offline_model, register_offline_model
 from omlab.llm.offline.base import OfflineResult
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.prepared import PreparedStore
-from omlab.bench.replay import conversation_messages
 from omlab.bench.results import events_df
-from omlab.bench.run_settings import PREPARED_DIR, cache_dir
-from omlab.bench.runner import load_conversations
-from omlab.bench.suite import load_suite
+from omlab.bench.run.prepared import PreparedStore
+from omlab.bench.run.replay import conversation_messages
+from omlab.bench.run.runner import load_conversations
+from omlab.bench.suite.run_settings import PREPARED_DIR, cache_dir
+from omlab.bench.suite.suite_file import load_suite
 
 _COMMITS = ("data-om-observation-end", "data-om-buffering-end", "data-om-activation")
 

@@ -11,8 +11,8 @@ from bench_runner.suites import write_suite
 
 from omlab.bench.results import RunLockedError, runs_df
 from omlab.bench.results.layout import run_path
-from omlab.bench.resume import ResumeError
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.resume import ResumeError
+from omlab.bench.run.runner import RunOptions, run_suite
 
 HOLD = """
 import sys, duckdb
@@ -46,7 +46,7 @@ def test_a_second_auto_resume_of_a_run_being_resumed_starts_its_own_run(tmp_path
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(run_path(results, killed))], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    from omlab.bench import runner
+    from omlab.bench.run import runner
 
     find = runner.find_resumable_run
 

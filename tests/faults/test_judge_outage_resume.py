@@ -14,7 +14,7 @@ import duckdb
 import pandas as pd
 
 from omlab.bench.results import answers_df, metrics_df, runs_df, scores_df
-from omlab.bench.run_failures import EXIT_INCOMPLETE
+from omlab.bench.run.failures import EXIT_INCOMPLETE
 from omlab.cli.main import main
 
 from .fault_server import FaultServer

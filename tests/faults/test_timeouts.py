@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from bench_runner.suites import write_suite
 
-from omlab.bench.retry_settings import DEFAULT_TIMEOUT_S, RetrySpec, parse_seconds_flag
-from omlab.bench.run_settings import RunSettings
-from omlab.bench.runner import RunOptions, _settings
-from omlab.bench.suite import expand_grid, load_suite
-from omlab.bench.suite_tables import SuiteError
+from omlab.bench.run.runner import RunOptions, _settings
+from omlab.bench.suite.retry import DEFAULT_TIMEOUT_S, RetrySpec, parse_seconds_flag
+from omlab.bench.suite.run_settings import RunSettings
+from omlab.bench.suite.suite_file import expand_grid, load_suite
+from omlab.bench.suite.tables import SuiteError
 from omlab.cli.main import main
 
 RETRY = """

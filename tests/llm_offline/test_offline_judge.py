@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from omlab.bench.schema import Question
+from omlab.bench.datasets.schema import Question
 from omlab.bench.scoring.longmemeval_judge import judge_messages
 from omlab.bench.scoring.verdicts import VERDICT_MODES, parse_verdict
 from omlab.llm.client import ModelClient

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from omlab.bench.report import write_report
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.report.run_report import write_report
+from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.viz.questions import filter_questions
 from omlab.viz.widgets.questions_state import QuestionsState
 

@@ -156,7 +156,7 @@ def test_file_stem():
 
 
 def test_notebook_markdown_escapes_dollars_so_no_row_turns_into_latex():
-    from omlab.bench.report import notebook_markdown
+    from omlab.bench.report.run_report import notebook_markdown
 
     text = "| cost | $0.25 |\n| judge | $1.50 |\n| already | \\$2 |"
     escaped = notebook_markdown(text)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from omlab.bench.metrics import RunFrames, compute_metrics, metrics_records
+from omlab.bench.report.metrics import RunFrames, compute_metrics, metrics_records
 from omlab.bench.results import RunWriter
 from omlab.viz.simulate import Sample, SimulationResult, sample_conversation
 

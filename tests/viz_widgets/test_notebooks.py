@@ -112,7 +112,7 @@ def test_notebook_runs_headless(name, kernel_env):
 
 
 def _tier_costs(results: Path) -> dict[str, tuple[float, float]]:
-    from omlab.bench.metrics import metric_value
+    from omlab.bench.report.metrics import metric_value
     from omlab.bench.results import metrics_df, runs_df
 
     runs = runs_df(results)
@@ -130,7 +130,7 @@ def test_notebook_03_compares_costs_the_same_fresh_and_after_the_quickstart(kern
     than routing because it kept the quickstart's cost; as configured, both orders now agree."""
     from nbclient import NotebookClient
 
-    from omlab.bench.runner import RunOptions, run_suite
+    from omlab.bench.run.runner import RunOptions, run_suite
 
     def execute(results: Path) -> dict[str, tuple[float, float]]:
         monkeypatch.setenv("OMLAB_RESULTS", str(results))

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from omlab import ConfigError, ObservationalMemory
-from omlab.bench.replay import memory_prompt_tokens
 from omlab.bench.results.schema import columns_of
+from omlab.bench.run.replay import memory_prompt_tokens
 from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, PerModelLatency, VirtualScheduler

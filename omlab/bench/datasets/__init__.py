@@ -1,4 +1,4 @@
-"""Dataset loaders that all produce the canonical schema of ``omlab.bench.schema``."""
+"""Dataset loaders that all produce the canonical schema of ``omlab.bench.datasets.schema``."""
 
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.jsonl import dump_jsonl, load_jsonl

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omlab.bench.schema import Conversation
+from omlab.bench.datasets.schema import Conversation
 
 WARNING_KINDS: tuple[str, ...] = (
     "turns_out_of_order",

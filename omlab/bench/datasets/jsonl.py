@@ -37,7 +37,7 @@ from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
 from omlab.bench.datasets.checks import NAIVE_TIMESTAMPS_KEY
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
-from omlab.bench.schema import Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
 
 DEFAULT_TURN_PACE = timedelta(seconds=5)
 DEFAULT_QUESTION_TYPE = "custom"

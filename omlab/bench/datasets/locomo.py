@@ -35,7 +35,7 @@ from typing import Any
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
-from omlab.bench.schema import Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
 
 LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
 CATEGORY_NAMES: dict[int, str] = {

@@ -31,7 +31,7 @@ from typing import Any
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
-from omlab.bench.schema import LONGMEMEVAL_TYPES, Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES, Conversation, DatasetInfo, Question, Session, Turn
 
 HUB_REPO = "xiaowu0162/longmemeval-cleaned"
 DEFAULT_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from omlab.bench.datasets.errors import DatasetError
-from omlab.bench.schema import Conversation
+from omlab.bench.datasets.schema import Conversation
 
 _CHUNK = 1 << 20
 

@@ -33,7 +33,7 @@ from typing import Any
 from omlab.bench.datasets import _synthetic_text as text
 from omlab.bench.datasets._fields import pace_delta
 from omlab.bench.datasets.provenance import conversations_digest
-from omlab.bench.schema import Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
 
 GENERATOR_VERSION = "omlab-synthetic/1"
 CHARS_PER_TOKEN = 4

@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
+from omlab.bench.datasets.schema import Conversation
 from omlab.bench.lineage.tables import lineage_frames
 from omlab.bench.lineage.trace import STATUS_TYPE
-from omlab.bench.schema import Conversation
 
 STEP_COLUMNS = ("conversation_id", "step", "ts", "message_id")
 """The ``steps`` columns the lineage reads."""

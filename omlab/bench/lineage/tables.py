@@ -4,7 +4,7 @@ Pure: the run's ``steps``, ``events`` and ``answers`` frames (as the ``omlab.ben
 getters return them; ``answers`` with its ``judge_correct``/``f1`` score columns) plus the
 conversations the run replayed (for the evidence turn ids and their text, which the run file does
 not hold) in, two DataFrames out. Evidence turns are found as the replay named their messages
-(``<thread>-m00042``, conversation order; :func:`omlab.bench.replay.conversation_messages`), without
+(``<thread>-m00042``, conversation order; :func:`omlab.bench.run.replay.conversation_messages`), without
 building the messages: a conversation's text is only read for its evidence and its length.
 
 **Token ages** (``ingested_at_tokens``, ``dropped_at_tokens``, ``final_tokens``) are the message
@@ -28,9 +28,9 @@ from itertools import accumulate
 import numpy as np
 import pandas as pd
 
+from omlab.bench.datasets.schema import Conversation
 from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, ConversationTrace, MessageTrace, trace_conversation
-from omlab.bench.replay import message_id, thread_key
-from omlab.bench.schema import Conversation
+from omlab.bench.run.replay import message_id, thread_key
 
 LOSS_CAUSES: tuple[str, ...] = (
     "lost_at_observation",

@@ -26,7 +26,7 @@ from typing import Literal
 import pandas as pd
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
-from omlab.bench.schema import LONGMEMEVAL_TYPES
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci, wilson_ci
 
 MissingPolicy = Literal["error", "wrong", "drop"]

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from omlab.bench.schema import LONGMEMEVAL_TYPES, Question
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES, Question
 from omlab.llm.types import ChatMessage
 
 ABSTENTION_KEY = "abstention"

@@ -24,7 +24,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
-from omlab.bench.schema import LONGMEMEVAL_TYPES
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.aggregate import LOCOMO_CATEGORY_ORDER
 from omlab.bench.scoring.bootstrap import bootstrap_ci
 from omlab.viz.plots import _format as fmt

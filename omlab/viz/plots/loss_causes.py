@@ -16,8 +16,8 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.lineage import LOSS_CAUSES
-from omlab.bench.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.aggregate import LOCOMO_CATEGORY_ORDER
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below

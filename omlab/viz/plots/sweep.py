@@ -28,7 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from omlab.bench.metrics import COUNT_METRICS
+from omlab.bench.report.metrics import COUNT_METRICS
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data
 from omlab.viz.plots._frames import has_rows, numeric, require_columns

@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from omlab.bench.datasets.schema import Conversation
 from omlab.bench.results import ResultsCatalog, events_df, runs_df, steps_df
-from omlab.bench.schema import Conversation
 from omlab.engine.messages import Message
 from omlab.engine.token_counter import TOKENS_PER_CONVERSATION, TokenCounter
 
@@ -192,7 +192,7 @@ class ExplorerState:
             :class:`~omlab.viz.simulate.SimulationResult`; or a mapping with ``steps`` and
             ``events`` frames (the results getters' columns).
         messages: The conversations' messages, to show the raw messages in context: a mapping
-            ``conversation_id -> messages`` or :class:`~omlab.bench.schema.Conversation` objects
+            ``conversation_id -> messages`` or :class:`~omlab.bench.datasets.schema.Conversation` objects
             (their ids then match the replay's message ids).
     """
 
@@ -455,7 +455,7 @@ def _messages_by_conversation(messages: Any) -> dict[str, list[Message]]:
         return {}
     if isinstance(messages, Mapping):
         return {str(key): list(value) for key, value in messages.items()}
-    from omlab.bench.replay import conversation_messages
+    from omlab.bench.run.replay import conversation_messages
 
     return {conversation.id: conversation_messages(conversation) for conversation in messages}
 

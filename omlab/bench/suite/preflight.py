@@ -1,6 +1,6 @@
 """Checking a suite against its dataset before any model call (``omlab run`` / ``omlab sweep``).
 
-:func:`preflight` refuses, with a :class:`~omlab.bench.suite.SuiteError` that names the key and the
+:func:`preflight` refuses, with a :class:`~omlab.bench.suite.suite_file.SuiteError` that names the key and the
 fix, what would otherwise fail late or silently:
 
 * the dataset file: missing, empty, or of another kind than ``[dataset] kind`` says ("this looks
@@ -26,9 +26,9 @@ from typing import Any
 
 from omlab.bench.datasets.checks import InputWarning, input_refusals, input_warnings, warning_counts
 from omlab.bench.datasets.errors import DatasetError
+from omlab.bench.datasets.schema import Conversation, DatasetInfo
 from omlab.bench.datasets.sniff import KIND_LABELS, guess_kind
-from omlab.bench.schema import Conversation, DatasetInfo
-from omlab.bench.suite import Suite, SuiteError, expand_grid
+from omlab.bench.suite.suite_file import Suite, SuiteError, expand_grid
 
 UNPRICED_KIND = "unpriced_model"
 
@@ -88,7 +88,7 @@ def check_models(suite: Suite) -> list[InputWarning]:
     Every model of every grid cell is checked: the four roles, their ``upTo`` tiers and fallbacks,
     and models given in ``[engine]``.
     """
-    from omlab.bench.run_settings import model_strings
+    from omlab.bench.suite.run_settings import model_strings
     from omlab.llm.offline import offline_model_names
     from omlab.llm.pricing import price_call
     from omlab.llm.spec import is_offline_model, litellm_model_name
@@ -139,7 +139,7 @@ def check_protocol(suite: Suite) -> None:
     """Refuse an official-files path that does not hold LoCoMo's official QA wording."""
     if suite.scoring.official_files is None:
         return
-    from omlab.bench.locomo_protocol import ProtocolFileError, locomo_protocol, official_file
+    from omlab.bench.scoring.locomo_protocol import ProtocolFileError, locomo_protocol, official_file
 
     path = official_file(_resolve(suite.scoring.official_files, suite.base_dir))
     if not path.is_file():
@@ -156,7 +156,7 @@ def check_protocol(suite: Suite) -> None:
 
 def check_judge_prompts(suite: Suite, conversations: Sequence[Conversation]) -> None:
     """Refuse a judge prompt file that has no template for a question type the judge will see."""
-    from omlab.bench.judging import J_CATEGORIES
+    from omlab.bench.run.judging import J_CATEGORIES
     from omlab.bench.scoring import load_judge_prompts
     from omlab.bench.scoring.longmemeval_judge import DEFAULT_JUDGE_PROMPTS, JudgePromptError
 
@@ -215,7 +215,7 @@ def format_warnings(warnings: Sequence[InputWarning], *, limit: int = 10) -> lis
 
 
 def _load(suite: Suite, limit: int | None) -> tuple[DatasetInfo, list[Conversation]]:
-    from omlab.bench.runner import caption_style, load_conversations
+    from omlab.bench.run.runner import caption_style, load_conversations
 
     try:
         return load_conversations(suite.dataset, suite.base_dir, limit, caption_style=caption_style(suite))

@@ -3,7 +3,7 @@
 Two executors, chosen by the runner:
 
 * **processes** (offline runs: every model is a built-in ``omlab/`` model, so the work is CPU
-  bound): the :class:`~omlab.bench.executors.PoolExecutor` of worker processes (``forkserver`` start method where available, so workers
+  bound): the :class:`~omlab.bench.run.executors.PoolExecutor` of worker processes (``forkserver`` start method where available, so workers
   never inherit the writer's threads or DuckDB connection). Each worker runs whole conversations
   and sends their records back; the parent applies them. One writer process per run file.
 * **asyncio** (provider-bound runs): conversations in flight on one event loop, at most
@@ -24,7 +24,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import closing
 from typing import Any, TypeVar
 
-from omlab.bench.phases import (
+from omlab.bench.results import RunWriter
+from omlab.bench.run.phases import (
     ConversationJob,
     PhaseMark,
     QuestionDone,
@@ -33,8 +34,7 @@ from omlab.bench.phases import (
     TableRows,
     run_conversation,
 )
-from omlab.bench.progress import Progress
-from omlab.bench.results import RunWriter
+from omlab.bench.run.progress import Progress
 
 T = TypeVar("T")
 QuestionHook = Callable[[str, str], None]
@@ -81,13 +81,13 @@ def run_in_processes(
     *,
     preload: Sequence[str] = (),
 ) -> None:
-    """Run ``jobs`` in ``workers`` processes (:class:`~omlab.bench.executors.PoolExecutor`); apply
+    """Run ``jobs`` in ``workers`` processes (:class:`~omlab.bench.run.executors.PoolExecutor`); apply
     each job's records when it finishes.
 
     ``preload`` names modules the fork server imports once for every worker (e.g. ``litellm``,
     whose import takes seconds, when offline models are priced as real ones)."""
-    from omlab.bench.executors import PoolExecutor
-    from omlab.bench.tasks import ConversationTask
+    from omlab.bench.run.executors import PoolExecutor
+    from omlab.bench.run.tasks import ConversationTask
 
     # closing(): a failing sink stops the pool at once, not when the generator is collected
     with closing(PoolExecutor(workers, preload=preload).run(ConversationTask(), jobs)) as results:
@@ -165,7 +165,7 @@ def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseCon
     ``preload``; effective when the server first starts) where available, else ``spawn``."""
     if sys.platform.startswith("linux") or sys.platform == "darwin":
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["omlab.bench.phases", *preload])
+        context.set_forkserver_preload(["omlab.bench.run.phases", *preload])
         return context
     return multiprocessing.get_context("spawn")
 

@@ -1,6 +1,6 @@
 """Everything a conversation job needs to know about its run, as plain picklable data.
 
-:class:`RunSettings` is built once per run from a :class:`~omlab.bench.suite.SuiteCell` and sent
+:class:`RunSettings` is built once per run from a :class:`~omlab.bench.suite.suite_file.SuiteCell` and sent
 to every job (in this process or a worker process). It knows how to build the job's model client
 (response cache, prices) and latency model, and computes the run's hashes:
 
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets.provenance import conversations_digest
-from omlab.bench.retry_settings import RetrySpec
-from omlab.bench.schema import Conversation
-from omlab.bench.suite import ReplaySpec, ScoringSpec, SuiteCell, SuiteError
+from omlab.bench.datasets.schema import Conversation
+from omlab.bench.suite.retry import RetrySpec
+from omlab.bench.suite.suite_file import ReplaySpec, ScoringSpec, SuiteCell, SuiteError
 from omlab.engine.config import OMConfig
 from omlab.engine.scheduler import (
     FixedLatency,
@@ -93,7 +93,7 @@ class RunSettings:
                 raise SuiteError(suite.source, "scoring.judge_prompts", f"no such file {prompts}")
         official = suite.scoring.official_files
         if official is not None:
-            from omlab.bench.locomo_protocol import official_file
+            from omlab.bench.scoring.locomo_protocol import official_file
 
             official = str(official_file((Path(suite.base_dir) / official).resolve()))
             if not Path(official).is_file():
@@ -202,14 +202,14 @@ class RunSettings:
         }
 
     def uses_locomo_protocol(self) -> bool:
-        """Whether answers follow LoCoMo's official QA protocol (``omlab.bench.locomo_protocol``)."""
+        """Whether answers follow LoCoMo's official QA protocol (``omlab.bench.scoring.locomo_protocol``)."""
         return self.dataset_kind == "locomo" and self.scoring.protocol == "official"
 
     def protocol_description(self) -> dict[str, Any]:
         """Which QA protocol, wording and F1 aggregation the run uses (recorded in ``config_json``)."""
         described: dict[str, Any] = {"f1_aggregation": self.scoring.f1_aggregation}
         if self.uses_locomo_protocol():
-            from omlab.bench.locomo_protocol import locomo_protocol
+            from omlab.bench.scoring.locomo_protocol import locomo_protocol
 
             wording = locomo_protocol(self.official_files_path)
             described["protocol_wording"] = {"source": wording.source, "sha256": wording.sha256}

@@ -4,7 +4,7 @@ An executor runs one picklable function over many items and yields ``(index, res
 task finishes. The caller (the driver) applies the results; tasks never write a run's file.
 
 * :class:`PoolExecutor` (``pool``, the default): a local process pool, ``forkserver`` workers
-  (:func:`~omlab.bench.execution.pool_context`).
+  (:func:`~omlab.bench.run.execution.pool_context`).
 * :class:`RayExecutor` (``ray``): Ray tasks, on a local Ray instance started for the run or on the
   cluster at ``address`` (``auto`` or ``ray://HOST:PORT``). A task whose worker process dies is
   retried by Ray; only the result of the attempt that finished reaches the driver, so a retried
@@ -79,13 +79,13 @@ class PoolExecutor:
         self.preload = tuple(preload)
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        from omlab.bench.execution import pool_context
-        from omlab.bench.worker_lifeline import pool_initializer
+        from omlab.bench.run.execution import pool_context
+        from omlab.bench.run.worker_lifeline import pool_initializer
 
         if not items:
             return
         workers = min(self.workers, len(items))
-        # the workers exit when this process dies, even by kill -9 (omlab.bench.worker_lifeline)
+        # the workers exit when this process dies, even by kill -9 (omlab.bench.run.worker_lifeline)
         with ProcessPoolExecutor(
             max_workers=workers, mp_context=pool_context(self.preload), **pool_initializer()
         ) as pool:

@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 
 from omlab.bench.datasets.locomo import ADVERSARIAL_GOLD
-from omlab.bench.schema import Question
+from omlab.bench.datasets.schema import Question
 
 TEMPORAL_CATEGORY = 2
 ADVERSARIAL_CATEGORY = 5

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from omlab.bench.suite_tables import SuiteError, known_keys
+from omlab.bench.suite.tables import SuiteError, known_keys
 from omlab.llm.retry import RetryPolicy
 
 ROLES = ("observer", "reflector", "extractor", "actor", "judge")

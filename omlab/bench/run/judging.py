@@ -17,9 +17,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from omlab.bench.answering import describe_error
-from omlab.bench.run_settings import RunSettings
-from omlab.bench.schema import Question
+from omlab.bench.datasets.schema import Question
+from omlab.bench.run.answering import describe_error
+from omlab.bench.run.unusable_replies import reply_problem
 from omlab.bench.scoring import (
     JUDGE_REQUEST_OPTIONS,
     judge_messages,
@@ -27,7 +27,7 @@ from omlab.bench.scoring import (
     locomo_f1,
     parse_verdict,
 )
-from omlab.bench.unusable_replies import reply_problem
+from omlab.bench.suite.run_settings import RunSettings
 from omlab.llm.types import ModelCall, ModelRequest
 
 J_CATEGORIES = (1, 2, 3, 4)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from omlab.bench.metrics import metric_value
+from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
 from omlab.bench.results.layout import parts_path, run_path
 

@@ -1,7 +1,7 @@
 """What one executor task does: run a conversation job and hand everything back to the driver.
 
-:class:`ConversationTask` is the function an executor (:mod:`omlab.bench.executors`) maps over
-the run's :class:`~omlab.bench.phases.ConversationJob`\\ s. It returns a :class:`TaskResult`: the
+:class:`ConversationTask` is the function an executor (:mod:`omlab.bench.run.executors`) maps over
+the run's :class:`~omlab.bench.run.phases.ConversationJob`\\ s. It returns a :class:`TaskResult`: the
 job's records in order (rows, phase marks, finished questions) and, on a cluster, the response
 cache entries it recorded. The driver applies them through the run's one
 :class:`~omlab.bench.results.RunWriter`; a task never opens a run file.
@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from omlab.bench.phases import ConversationJob, Record, RowGroup, TableRows, run_conversation
+from omlab.bench.run.phases import ConversationJob, Record, RowGroup, TableRows, run_conversation
 
 
 @dataclass(frozen=True, slots=True)

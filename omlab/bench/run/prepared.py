@@ -10,7 +10,7 @@ stores what answering needs and what the run's tables record, per (engine settin
   memory still has its sawtooth, events and (flagged ``cached``) observer/reflector calls.
 
 One gzip JSON file per key under ``<results>/cache/om/<key[:2]>/<key>.json.gz`` (keys come from
-:meth:`~omlab.bench.run_settings.RunSettings.prepare_key`). One file per conversation rather than
+:meth:`~omlab.bench.suite.run_settings.RunSettings.prepare_key`). One file per conversation rather than
 one DuckDB file per config, so the processes of a pool never share a writable file; files appear
 atomically (written under a temporary name, then renamed), so a reader never sees half of one.
 """
@@ -27,7 +27,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from omlab.bench.replay import ReplayResult, ReplayRows
+from omlab.bench.run.replay import ReplayResult, ReplayRows
 from omlab.engine.messages import Message
 from omlab.engine.record import ObservationRecord, Thread
 from omlab.storage import InMemoryStorage

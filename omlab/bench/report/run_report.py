@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from omlab.bench.metrics import compute_metrics, load_run_frames
+from omlab.bench.report.metrics import compute_metrics, load_run_frames
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
 from omlab.bench.results.layout import run_path
 from omlab.bench.scoring.verdicts import VERDICT_RULES

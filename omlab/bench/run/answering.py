@@ -2,7 +2,7 @@
 
 Per question: the engine's ``build_context(thread, current_date=question date)``, then one user
 message in LongMemEval's question format ``Current Date: {date}\\nQuestion: {question}`` (LoCoMo
-with ``[scoring] protocol = "official"``: the official QA prompt, ``omlab.bench.locomo_protocol``), sent to
+with ``[scoring] protocol = "official"``: the official QA prompt, ``omlab.bench.scoring.locomo_protocol``), sent to
 the actor at temperature 0 with at most :data:`ANSWER_MAX_TOKENS` output tokens (the official
 reader's budget). A question without its own date is asked at the time of the conversation's last
 turn. The context is also scored model-free (``omlab.bench.scoring.retention``):
@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from omlab.bench.prepared import PreparedMemory
-from omlab.bench.replay import conversation_messages
-from omlab.bench.run_settings import RunSettings
-from omlab.bench.schema import Conversation, Question
+from omlab.bench.datasets.schema import Conversation, Question
+from omlab.bench.run.prepared import PreparedMemory
+from omlab.bench.run.replay import conversation_messages
+from omlab.bench.run.tool_loop import complete_with_tool
+from omlab.bench.run.unusable_replies import reply_problem
 from omlab.bench.scoring import answer_retained, evidence_retained
-from omlab.bench.tool_loop import complete_with_tool
-from omlab.bench.unusable_replies import reply_problem
+from omlab.bench.suite.run_settings import RunSettings
 from omlab.engine.clock import VirtualClock
 from omlab.engine.memory import ObservationalMemory
 from omlab.engine.scheduler import VirtualScheduler
@@ -105,7 +105,7 @@ class Answerer:
         self.model_label = model_label(settings.models["actor"])
         self.protocol = None
         if settings.uses_locomo_protocol():
-            from omlab.bench.locomo_protocol import locomo_protocol
+            from omlab.bench.scoring.locomo_protocol import locomo_protocol
 
             self.protocol = locomo_protocol(settings.official_files_path)
 

@@ -4,15 +4,15 @@
 
 1. load the dataset (limits applied) and resolve the cell's :class:`RunSettings`;
 2. pick the run: ``resume=RUN_ID``, else (``auto_resume``) the latest unfinished run of the same
-   suite and ``config_hash``, else a new run (:mod:`omlab.bench.resume`);
+   suite and ``config_hash``, else a new run (:mod:`omlab.bench.run.resume`);
 3. open its :class:`~omlab.bench.results.RunWriter` (reopening a resumed run, after discarding
    half-written prepare phases), and build one job per conversation with what it still needs
    (``completed()``, ``answered_questions()``, ``scored_questions()``);
-4. run the jobs (:mod:`omlab.bench.execution`): a process pool for offline runs, asyncio for
+4. run the jobs (:mod:`omlab.bench.run.execution`): a process pool for offline runs, asyncio for
    provider-bound ones; the parent writes every row. With the ``ray`` executor
-   (:mod:`omlab.bench.executors`) every cell's run file is opened by the driver and the jobs of
+   (:mod:`omlab.bench.run.executors`) every cell's run file is opened by the driver and the jobs of
    all cells are Ray tasks (:func:`run_cells_on_cluster`);
-5. compute the run's metrics from its frames (:mod:`omlab.bench.metrics`) and its evidence lineage
+5. compute the run's metrics from its frames (:mod:`omlab.bench.report.metrics`) and its evidence lineage
    (:mod:`omlab.bench.lineage`), write them, close the run.
 
 A killed run resumed later repeats nothing that was checkpointed and duplicates no rows. With a
@@ -36,26 +36,26 @@ from typing import Any, TextIO
 import pandas as pd
 
 from omlab.bench.datasets.checks import InputWarning, input_warnings
-from omlab.bench.execution import (
+from omlab.bench.datasets.schema import Conversation, DatasetInfo
+from omlab.bench.lineage import records as lineage_records
+from omlab.bench.lineage import run_lineage
+from omlab.bench.report.metrics import compute_metrics, load_run_frames, metrics_records
+from omlab.bench.results import ResultsCatalog, RunLockedError, RunWriter
+from omlab.bench.run.execution import (
     RecordSink,
     run_in_event_loop,
     run_in_processes,
     shared_provider_limits,
 )
-from omlab.bench.judging import required_scorers
-from omlab.bench.lineage import records as lineage_records
-from omlab.bench.lineage import run_lineage
-from omlab.bench.metrics import compute_metrics, load_run_frames, metrics_records
-from omlab.bench.phases import ConversationJob
-from omlab.bench.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
-from omlab.bench.progress import Progress
-from omlab.bench.results import ResultsCatalog, RunLockedError, RunWriter
-from omlab.bench.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
-from omlab.bench.run_failures import RunFailures, collect_failures
-from omlab.bench.run_settings import RunSettings
-from omlab.bench.schema import Conversation, DatasetInfo
-from omlab.bench.suite import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
-from omlab.bench.suite_tables import RunSpec
+from omlab.bench.run.failures import RunFailures, collect_failures
+from omlab.bench.run.judging import required_scorers
+from omlab.bench.run.phases import ConversationJob
+from omlab.bench.run.progress import Progress
+from omlab.bench.run.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
+from omlab.bench.suite.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
+from omlab.bench.suite.run_settings import RunSettings
+from omlab.bench.suite.suite_file import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
+from omlab.bench.suite.tables import RunSpec
 
 DEFAULT_RESULTS_DIR = "results"
 
@@ -141,7 +141,7 @@ def run_cells(
     cells: list[SuiteCell], options: RunOptions | None = None, *, checked: Preflight | None = None
 ) -> list[RunSummary]:
     """Run (or resume) these cells of one suite, in parallel processes when offline; one summary
-    per cell, in the order given. ``checked``: the suite's :func:`~omlab.bench.preflight.preflight`
+    per cell, in the order given. ``checked``: the suite's :func:`~omlab.bench.suite.preflight.preflight`
     (made here when not given); its warnings are printed before anything runs."""
     options = options or RunOptions()
     if not cells:
@@ -317,10 +317,10 @@ def run_cells_on_cluster(
     warnings: list[InputWarning] | None = None,
 ) -> list[RunSummary]:
     """Run these cells on Ray: the driver opens every cell's run file and writes every row; the
-    conversations of all cells are Ray tasks (:mod:`omlab.bench.tasks`), sharing a snapshot of the
+    conversations of all cells are Ray tasks (:mod:`omlab.bench.run.tasks`), sharing a snapshot of the
     response cache and, for provider-bound runs, the cluster's rate limits. One progress bar."""
-    from omlab.bench.executors import RayExecutor
-    from omlab.bench.tasks import ConversationTask
+    from omlab.bench.run.executors import RayExecutor
+    from omlab.bench.run.tasks import ConversationTask
     from omlab.llm.cache_snapshot import merge_entries
 
     suite = cells[0].suite
@@ -625,7 +625,7 @@ def _run_cells_in_processes(
     cells: list[SuiteCell], options: RunOptions, workers: int, warnings: list[InputWarning]
 ) -> list[RunSummary]:
     """Each cell in its own process (its own run, its own writer); progress per finished cell."""
-    from omlab.bench.executors import PoolExecutor
+    from omlab.bench.run.executors import PoolExecutor
 
     quiet = dataclasses.replace(options, workers=1, progress=False, stream=None, on_question=None)
     summaries: dict[int, RunSummary] = {}

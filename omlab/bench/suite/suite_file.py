@@ -68,7 +68,7 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     rpm = { openai = 500 }              # requests per minute per provider, across every worker
     tpm = { openai = 200000 }           # tokens per minute per provider, across every worker
 
-    [retry]                             # model-call timeouts (omlab.bench.retry_settings)
+    [retry]                             # model-call timeouts (omlab.bench.suite.retry)
     timeout = 60                        # seconds per request, every role (--timeout)
     deadline = 300                      # seconds per call, retries included (--deadline)
     judge = { timeout = 20 }            # per role: observer, reflector, extractor, actor, judge
@@ -85,7 +85,7 @@ groups its runs by suite name and sweep id.
 
 Every problem raises :class:`SuiteError` naming the file and the key. A suite can be named instead
 of its path (:func:`find_suite`: ``quickstart`` is ``benchmarks/quickstart.toml``). Before a run,
-``omlab.bench.preflight`` checks the suite against its dataset and models.
+``omlab.bench.suite.preflight`` checks the suite against its dataset and models.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omlab.bench.retry_settings import RetrySpec, parse_retry
-from omlab.bench.suite_tables import (
+from omlab.bench.suite.retry import RetrySpec, parse_retry
+from omlab.bench.suite.tables import (
     CACHE_MODES,
     DATASET_KINDS,
     PHASE_ORDER,

@@ -1,6 +1,6 @@
 """Replaying a dataset conversation through the engine in virtual time, recording every row.
 
-What the system under test sees of a :class:`~omlab.bench.schema.Conversation` is only each turn's
+What the system under test sees of a :class:`~omlab.bench.datasets.schema.Conversation` is only each turn's
 role, text and time. Ids are anonymised per conversation: the thread is ``c-<10 hex>`` (a hash of
 the conversation id, so LongMemEval's ``_abs`` suffix or ``answer_…`` session ids can never reach a
 model) and messages are ``<thread>-m00042`` in conversation order.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from omlab.bench.schema import Conversation
+from omlab.bench.datasets.schema import Conversation
 from omlab.engine.clock import VirtualClock
 from omlab.engine.events import DataPart, DebugEvent
 from omlab.engine.memory import ObservationalMemory, StepResult

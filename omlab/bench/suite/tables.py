@@ -1,7 +1,7 @@
 """The tables of a suite file other than ``[suite]``, ``[engine]`` and ``[models]``: their specs
 and their parsers, each raising :class:`SuiteError` with the file and the key.
 
-``omlab.bench.suite`` assembles a :class:`~omlab.bench.suite.Suite` from these; the file format is
+``omlab.bench.suite.suite_file`` assembles a :class:`~omlab.bench.suite.suite_file.Suite` from these; the file format is
 described there.
 """
 
@@ -330,7 +330,7 @@ def parse_cache(table: Mapping[str, Any], source: str) -> CacheSpec:
 
 def parse_run(table: Mapping[str, Any], source: str) -> RunSpec:
     """``[run]``: workers, concurrency, executor (``pool`` or ``ray``) and the Ray address."""
-    from omlab.bench.executors import EXECUTORS, check_address
+    from omlab.bench.run.executors import EXECUTORS, check_address
 
     known_keys(table, RunSpec.__slots__, "run", source)
     executor = table.get("executor", "pool")

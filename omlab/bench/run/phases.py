@@ -1,14 +1,14 @@
 """The three phases of a benchmark conversation: prepare, answer, judge.
 
-* **prepare**: replay the conversation through the engine (:mod:`omlab.bench.replay`) and keep
-  the final memory (:mod:`omlab.bench.prepared`). With ``prepared_dir`` set, a memory prepared
+* **prepare**: replay the conversation through the engine (:mod:`omlab.bench.run.replay`) and keep
+  the final memory (:mod:`omlab.bench.run.prepared`). With ``prepared_dir`` set, a memory prepared
   earlier under the same key is reused: its rows are copied into this run (model calls flagged
   ``cached``) and nothing is observed again.
 * **answer**: each question goes to the actor (``omlab/reader`` by default) with the memory's
   context at the question's date; the context is also scored model-free (retention)
-  (:mod:`omlab.bench.answering`).
+  (:mod:`omlab.bench.run.answering`).
 * **judge**: each answer is judged (LongMemEval-style prompts, or LoCoMo F1 + J)
-  (:mod:`omlab.bench.judging`).
+  (:mod:`omlab.bench.run.judging`).
 
 A job (:class:`ConversationJob`) runs the phases one conversation still needs and reports what it
 did through ``emit``: rows for a results table, a phase mark, a finished question. The runner
@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from omlab.bench.answering import Answerer, describe_error
-from omlab.bench.judging import Judge
-from omlab.bench.prepared import PreparedMemory, PreparedStore
-from omlab.bench.replay import call_row, replay_conversation
-from omlab.bench.run_settings import RunSettings
-from omlab.bench.schema import Conversation, Question
+from omlab.bench.datasets.schema import Conversation, Question
+from omlab.bench.run.answering import Answerer, describe_error
+from omlab.bench.run.judging import Judge
+from omlab.bench.run.prepared import PreparedMemory, PreparedStore
+from omlab.bench.run.replay import call_row, replay_conversation
+from omlab.bench.suite.run_settings import RunSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +238,7 @@ async def answer(
     *,
     limits: Any = None,
 ) -> dict[str, str]:
-    """Answer ``questions`` (:mod:`omlab.bench.answering`); emit each question's actor calls,
+    """Answer ``questions`` (:mod:`omlab.bench.run.answering`); emit each question's actor calls,
     answer and retention scores, then the answer mark. Returns the successful hypotheses."""
     started = _now()
     answerer = Answerer(conversation, prepared, settings, limits=limits)
@@ -265,7 +265,7 @@ async def judge(
     unanswered: int = 0,
     limits: Any = None,
 ) -> None:
-    """Score answered questions (:mod:`omlab.bench.judging`); emit each question's judge calls and
+    """Score answered questions (:mod:`omlab.bench.run.judging`); emit each question's judge calls and
     scores, then the judge mark (``failed`` when a question stays unscored or unanswered)."""
     started = _now()
     judge_model = Judge(settings, limits=limits)

@@ -49,10 +49,10 @@ import numpy as np
 import pandas as pd
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
-from omlab.bench.locomo_protocol import aggregate_f1_values
+from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.results.frames import paid_costs
-from omlab.bench.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring import bootstrap_ci, locomo_report, longmemeval_report
+from omlab.bench.scoring.locomo_protocol import aggregate_f1_values
 
 METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n", "n_missing")
 SWEEP_METRICS: tuple[tuple[str, str, str], ...] = (
