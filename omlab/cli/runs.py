@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from omlab.bench.report.run_index import delete_run, runs_overview, tag_run
+from omlab.bench.results.schema import RUN_STATUSES
 from omlab.cli.options import add_results_option, resolve_run
 
 
@@ -14,11 +15,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="list, tag and delete runs",
         description="List the runs under the results directory, newest first, with suite, configuration, "
         "status, tags and headline numbers; tag or delete them.",
-        epilog="examples:\n  omlab runs\n  omlab runs tag latest baseline\n  omlab runs delete 20250101T000000-abcdef --yes",
+        epilog="examples:\n  omlab runs\n  omlab runs --suite quickstart --status finished\n  omlab runs --sweep 3fa2c1d0\n  omlab runs tag latest baseline\n  omlab runs delete 20250101T000000-abcdef --yes",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_results_option(parser)
     parser.add_argument("--limit", type=int, default=20, metavar="N", help="show at most N runs (default 20; 0: all)")
+    parser.add_argument("--suite", metavar="NAME", help="only the runs of this suite")
+    parser.add_argument("--status", choices=(*RUN_STATUSES, "unreadable"), help="only the runs with this status")
+    parser.add_argument("--tag", metavar="TAG", help="only the runs with this tag")
+    parser.add_argument("--sweep", metavar="ID", help="only the cells of this sweep")
     parser.set_defaults(handler=handle_list)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     tag = verbs.add_parser(
@@ -47,17 +52,29 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def handle_list(args: argparse.Namespace) -> int:
-    frame = runs_overview(args.results)
+    filters = {"suite": args.suite, "status": args.status, "tag": args.tag, "sweep": args.sweep}
+    frame = runs_overview(args.results, **filters)
     if frame.empty:
-        print(f"no runs under {args.results}")
+        filtered = any(value is not None for value in filters.values())
+        print("no runs match these filters" if filtered else f"no runs under {args.results}")
         return 0
     total = len(frame)
     if args.limit:
         frame = frame.head(args.limit)
-    print(frame.fillna("").to_string(index=False, max_colwidth=90))
+    print(_left_aligned(frame.fillna("").astype(str)))
     if len(frame) < total:
         print(f"({len(frame)} of {total} runs; --limit 0 shows all)")
     return 0
+
+
+def _left_aligned(frame) -> str:
+    """The frame as left-aligned text columns; the last (the headline) is never cut or padded."""
+    widths = [max(len(column), *map(len, frame[column])) for column in frame.columns[:-1]]
+
+    def line(cells) -> str:
+        return "  ".join([cell.ljust(width) for cell, width in zip(cells, widths, strict=False)] + [cells[-1]])
+
+    return "\n".join([line(list(frame.columns)), *(line(list(row)) for row in frame.itertuples(index=False))])
 
 
 def handle_tag(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from omlab.bench.report.run_index import runs_overview
 from omlab.bench.results import runs_df
 from omlab.cli.main import build_parser, main
 
@@ -113,3 +114,47 @@ def test_report_of_an_unknown_run_points_to_omlab_runs(run, capsys):
     assert main(["report", "nosuchrun", "--results", str(results)]) == 2
     error = capsys.readouterr().err
     assert "nosuchrun" in error and "omlab runs" in error
+
+
+@pytest.fixture(scope="module")
+def run_and_sweep(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli-runs-and-sweep")
+    results = folder / "results"
+    assert main(["run", str(write_suite(folder)), "--results", str(results), "--workers", "1", "--quiet"]) == 0
+    grid = '[grid]\n"observation.bufferTokens" = [0.2, 0.5]\n'
+    sweep_suite = write_suite(folder, name="tinysweep", seeds="[11]", extra=grid)
+    assert main(["sweep", str(sweep_suite), "--results", str(results), "--workers", "1", "--quiet"]) == 0
+    return results
+
+
+def test_runs_prints_the_whole_headline_with_sweep_start_and_duration(run_and_sweep, capsys):
+    assert main(["runs", "--results", str(run_and_sweep)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[0].split()
+    assert {"sweep", "started", "duration"} <= set(header), header
+    assert len(lines) == 4  # header, two sweep cells, one run
+    for line in lines[1:]:
+        assert "…" not in line and "..." not in line, line
+        assert "compression" in line, line  # the headline's last number is never cut
+    sweep_ids = {line.split()[header.index("sweep")] for line in lines[1:] if "tinysweep" in line}
+    assert len(sweep_ids) == 1 and "-" not in sweep_ids, sweep_ids
+
+
+def test_runs_filters_by_suite_status_tag_and_sweep(run_and_sweep, capsys):
+    results = str(run_and_sweep)
+    overview = runs_overview(results)
+    single = overview.loc[overview["suite"] == "tiny", "run_id"].item()
+    sweep = overview.loc[overview["suite"] == "tinysweep", "sweep"].iloc[0]
+    assert main(["runs", "tag", single, "baseline", "--results", results]) == 0
+    capsys.readouterr()
+
+    def listed(*flags):
+        assert main(["runs", "--results", results, *flags]) == 0
+        return capsys.readouterr().out.splitlines()[1:]
+
+    assert len(listed("--suite", "tinysweep")) == 2
+    assert [line.split()[0] for line in listed("--tag", "baseline")] == [single]
+    assert len(listed("--sweep", sweep)) == 2
+    assert len(listed("--status", "finished")) == 3
+    assert main(["runs", "--results", results, "--status", "incomplete"]) == 0
+    assert capsys.readouterr().out == "no runs match these filters\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.results import ResultsCatalog, runs_df
-from omlab.bench.run.resume import sweep_id_of
+from omlab.bench.results.run_config import sweep_id_of
 from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.bench.run.sweep import run_sweep
 

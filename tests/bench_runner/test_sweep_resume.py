@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from omlab.bench.results import metrics_df, runs_df
-from omlab.bench.run.resume import sweep_id_of
+from omlab.bench.results.run_config import sweep_id_of
 from omlab.bench.run.runner import RunOptions
 from omlab.bench.run.sweep import latest_sweep_id, run_sweep
 

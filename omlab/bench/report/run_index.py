@@ -17,6 +17,7 @@ import pandas as pd
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
 from omlab.bench.results.layout import parts_path, run_path
+from omlab.bench.results.run_config import sweep_id_of
 
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("questions", "questions", "count"),
@@ -48,9 +49,22 @@ def headline_text(metrics: pd.DataFrame) -> str:
     return " · ".join(f"{label} {text}" for label, text in numbers.items()) or "no metrics yet"
 
 
-def runs_overview(results_dir: str | Path) -> pd.DataFrame:
-    """One row per run, newest first: ``run_id``, ``suite``, ``config_name``, ``status``, ``tags``,
-    ``headline``; unreadable run files are rows with status ``unreadable`` and the problem."""
+OVERVIEW_COLUMNS = ["run_id", "suite", "config_name", "status", "sweep", "started", "duration", "tags", "headline"]
+
+
+def runs_overview(
+    results_dir: str | Path,
+    *,
+    suite: str | None = None,
+    status: str | None = None,
+    tag: str | None = None,
+    sweep: str | None = None,
+) -> pd.DataFrame:
+    """One row per run, newest first: ``run_id``, ``suite``, ``config_name``, ``status``, ``sweep``
+    (the sweep's id, ``-`` for a single run), ``started`` (UTC, to the second), ``duration`` (``-``
+    while running), ``tags`` and ``headline``; unreadable run files are rows with status
+    ``unreadable`` and the problem as their headline. ``suite``, ``status``, ``tag`` and ``sweep``
+    keep only the runs that match (all of them)."""
     catalog = ResultsCatalog(results_dir)
     runs = runs_df(catalog)
     metrics = metrics_df(catalog) if len(runs) else pd.DataFrame(columns=["run_id", "name", "group_key", "value"])
@@ -61,6 +75,9 @@ def runs_overview(results_dir: str | Path) -> pd.DataFrame:
             "suite": run.suite,
             "config_name": run.config_name,
             "status": run.status,
+            "sweep": sweep_id_of(run.config_json) or "-",
+            "started": _when(run.started_at),
+            "duration": _duration(run.started_at, run.finished_at),
             "tags": ",".join(tags.get(str(run.run_id), [])),
             "headline": headline_text(metrics[metrics["run_id"] == run.run_id]),
         }
@@ -72,15 +89,39 @@ def runs_overview(results_dir: str | Path) -> pd.DataFrame:
             "suite": "",
             "config_name": "",
             "status": "unreadable",
+            "sweep": "-",
+            "started": "-",
+            "duration": "-",
             "tags": ",".join(tags.get(bad.run_id, [])),
             "headline": bad.problem,
         }
         for bad in catalog.unreadable_runs()
     ]
-    columns = ["run_id", "suite", "config_name", "status", "tags", "headline"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=OVERVIEW_COLUMNS)
+    keep = pd.Series(True, index=frame.index)
+    for column, wanted in (("suite", suite), ("status", status), ("sweep", sweep)):
+        if wanted is not None:
+            keep &= frame[column] == wanted
+    if tag is not None:
+        keep &= frame["tags"].map(lambda text: tag in text.split(","))
     # generated run ids sort by start time
-    return frame.sort_values("run_id", ascending=False, ignore_index=True)
+    return frame[keep].sort_values("run_id", ascending=False, ignore_index=True)
+
+
+def _when(value: object) -> str:
+    if value is None or pd.isna(value):
+        return "-"
+    return pd.Timestamp(value).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _duration(started: object, finished: object) -> str:
+    if started is None or finished is None or pd.isna(started) or pd.isna(finished):
+        return "-"
+    seconds = (pd.Timestamp(finished) - pd.Timestamp(started)).total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 def read_tags(results_dir: str | Path) -> dict[str, list[str]]:
@@ -162,4 +203,14 @@ def _text(value: float, kind: str) -> str:
     return f"{value:,.0f}"
 
 
-__all__ = ["HEADLINE", "TAGS_FILE", "delete_run", "headline", "headline_text", "read_tags", "runs_overview", "tag_run"]
+__all__ = [
+    "HEADLINE",
+    "OVERVIEW_COLUMNS",
+    "TAGS_FILE",
+    "delete_run",
+    "headline",
+    "headline_text",
+    "read_tags",
+    "runs_overview",
+    "tag_run",
+]

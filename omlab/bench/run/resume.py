@@ -19,7 +19,6 @@ prepared again, so nothing is duplicated.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import duckdb
 from omlab.bench.results import ResultsCatalog, runs_df
 from omlab.bench.results.connect import open_run_file
 from omlab.bench.results.layout import run_path
+from omlab.bench.results.run_config import sweep_id_of
 
 UNFINISHED = ("started", "incomplete", "failed", "interrupted")
 _PREPARE_ROLES = ("observer", "reflector", "extractor")
@@ -65,17 +65,6 @@ def find_resumable_run(
         if not catalog.is_live(run_id):
             return run_id
     return None
-
-
-def sweep_id_of(config_json: object) -> str | None:
-    """The sweep a run belongs to, from its ``runs.config_json`` (None for a single run)."""
-    if not isinstance(config_json, str):
-        return None
-    try:
-        value = json.loads(config_json).get("sweep_id")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
 
 
 def check_resume_target(results_dir: str | Path, run_id: str, suite: str, config_hash: str) -> None:
