@@ -9,6 +9,7 @@ Commands::
     omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
     omlab calls list RUN|latest [--role R] [--limit N]
+    omlab calibrate RUN|latest [--role R] [--out PATH]
     omlab datasets list | omlab datasets build synthetic|longmemeval|locomo ...
     omlab cache info | omlab cache clear [--responses] [--prepared]
     omlab export RUN|latest --format longmemeval|locomo|csv|parquet [--out PATH]
@@ -28,9 +29,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from omlab.bench.results.catalog import UnreadableRunWarning
-from omlab.cli import cache, calls, datasets, events, export, report, run, runs, sweep
+from omlab.cli import cache, calibrate, calls, datasets, events, export, report, run, runs, sweep
 
-_COMMANDS = (run, sweep, runs, report, events, calls, datasets, cache, export)
+_COMMANDS = (run, sweep, runs, report, events, calls, calibrate, datasets, cache, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

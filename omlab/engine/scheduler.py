@@ -104,6 +104,32 @@ class TokenRateLatency:
         return self.base_s + cost.input_tokens / self.input_tps + cost.output_tokens / self.output_tps
 
 
+@dataclass(slots=True)
+class CalibratedLatency:
+    """A fitted provider: ``(base_s + input_tokens × input_s + output_tokens × output_s)`` times a
+    lognormal factor of mean 1 and shape ``sigma`` (the fit's scatter), from a seeded generator."""
+
+    base_s: float
+    input_s: float = 0.0
+    output_s: float = 0.0
+    sigma: float = 0.0
+    seed: int = 0
+    _rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("base_s", "input_s", "output_s", "sigma"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"CalibratedLatency.{name} must be a finite number >= 0, got {value}")
+        self._rng = random.Random(self.seed)
+
+    def latency_s(self, cost: CallCost) -> float:
+        mean = self.base_s + cost.input_tokens * self.input_s + cost.output_tokens * self.output_s
+        if self.sigma == 0:
+            return mean
+        return mean * math.exp(self._rng.gauss(0.0, self.sigma) - self.sigma**2 / 2)
+
+
 @dataclass(frozen=True, slots=True)
 class PerModelLatency:
     """Pick a latency model by model name or role (model wins), with a default."""

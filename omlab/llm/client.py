@@ -337,11 +337,23 @@ class ModelClient:
             "maxOutputTokens", settings.get("max_output_tokens", request.max_output_tokens)
         )
         # Offline models are fast and synchronous; a plain call keeps them deterministic.
+        profile = settings.get("profile")
         started = perf_counter()
         try:
-            result = get_offline_model(name).generate(
-                request.messages, max_output_tokens=max_output_tokens, temperature=temperature
-            )
+            if profile is not None:  # a calibrated profile sizes the output (omlab.llm.offline.sizing)
+                from omlab.llm.offline.sizing import OutputSizing, sized_generate
+
+                result = sized_generate(
+                    name,
+                    request.messages,
+                    OutputSizing.from_dict(profile),
+                    request.input_tokens,
+                    max_output_tokens=max_output_tokens,
+                )
+            else:
+                result = get_offline_model(name).generate(
+                    request.messages, max_output_tokens=max_output_tokens, temperature=temperature
+                )
         finally:
             self.offline_seconds[attempt.model] = (
                 self.offline_seconds.get(attempt.model, 0.0) + perf_counter() - started

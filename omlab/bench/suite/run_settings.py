@@ -28,6 +28,7 @@ from omlab.bench.suite.retry import RetrySpec
 from omlab.bench.suite.suite_file import ReplaySpec, ScoringSpec, SuiteCell, SuiteError
 from omlab.engine.config import OMConfig
 from omlab.engine.scheduler import (
+    CalibratedLatency,
     FixedLatency,
     LatencyModel,
     LognormalLatency,
@@ -253,7 +254,8 @@ class RunSettings:
 
 
 def build_latency(spec: Mapping[str, Any], seed: int = 0) -> LatencyModel:
-    """A latency model from a ``[latency]`` entry (kinds: fixed, lognormal, token-rate, measured)."""
+    """A latency model from a ``[latency]`` entry (kinds: fixed, lognormal, token-rate, measured,
+    calibrated)."""
     kind = spec.get("kind")
     params = {k: v for k, v in spec.items() if k != "kind"}
     if kind == "fixed":
@@ -264,7 +266,9 @@ def build_latency(spec: Mapping[str, Any], seed: int = 0) -> LatencyModel:
         return TokenRateLatency(**{k: float(v) for k, v in params.items()})
     if kind == "measured":
         return MeasuredLatency()
-    raise ValueError(f"unknown latency kind {kind!r}; kinds: fixed, lognormal, token-rate, measured")
+    if kind == "calibrated":
+        return CalibratedLatency(**{k: float(v) for k, v in params.items()}, seed=seed)
+    raise ValueError(f"unknown latency kind {kind!r}; kinds: fixed, lognormal, token-rate, measured, calibrated")
 
 
 def model_strings(spec: Any) -> list[str | None]:

@@ -31,9 +31,11 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     judge = "omlab/judge"
     [models.prices]                     # price offline models as real ones
     "omlab/observer" = "google/gemini-2.5-flash"
+    [models.profiles]                   # offline observer/reflector sized and timed as a real model
+    observer = "profiles/my-run.json"   # (omlab calibrate RUN writes one; see omlab.bench.calibration)
 
     [latency]                           # virtual latency of background/sync model calls
-    default = { kind = "token-rate" }   # fixed | lognormal | token-rate | measured
+    default = { kind = "token-rate" }   # fixed | lognormal | token-rate | measured | calibrated
     observer = { kind = "lognormal", median_s = 4.0, sigma = 0.4 }
     seed = 0
 
@@ -100,6 +102,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omlab.bench.calibration.apply import latency_with_profiles, parse_profiles, profiled_engine
+from omlab.bench.calibration.profile import RoleFit
 from omlab.bench.suite.retry import RetrySpec, parse_retry
 from omlab.bench.suite.tables import (
     CACHE_MODES,
@@ -167,6 +171,8 @@ class Suite:
     run: RunSpec = field(default_factory=RunSpec)
     description: str = ""
     retry: RetrySpec = field(default_factory=RetrySpec)
+    profiles: dict[str, RoleFit] = field(default_factory=dict)
+    """``[models.profiles]``: the fit each profiled offline role follows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +273,7 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
             "models.prices",
             "must be a table of model = priced-as model or {input_per_mtok, output_per_mtok}",
         )
+    profiles = parse_profiles(models_table.pop("profiles", None), source, base_dir)
     known_keys(models_table, tuple(DEFAULT_MODELS), "models", source)
     for role, spec in models_table.items():
         check_model(spec, f"models.{role}", source)
@@ -280,7 +287,8 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
         grid=parse_grid(table(data, "grid", source), source),
         models=dict(models_table),
         prices=dict(prices),
-        latency=parse_latency(table(data, "latency", source), source),
+        latency=latency_with_profiles(parse_latency(table(data, "latency", source), source), profiles, source),
+        profiles=profiles,
         replay=parse_replay(table(data, "replay", source), source),
         phases=parse_phases(table(data, "phases", source), source),
         scoring=parse_scoring(table(data, "scoring", source), source),
@@ -313,15 +321,9 @@ def expand_grid(suite: Suite) -> list[SuiteCell]:
             else:
                 _set_path(engine, key.split("."), copy.deepcopy(value))
         explicit = {role: role in suite.models or f"models.{role}" in point for role in ("observer", "reflector")}
-        cells.append(
-            SuiteCell(
-                suite=suite,
-                name=cell_name(point),
-                point=point,
-                engine=_with_models(engine, models, explicit),
-                models=models,
-            )
-        )
+        engine = _with_models(engine, models, explicit)
+        profiled_engine(engine, suite.profiles, suite.source)
+        cells.append(SuiteCell(suite=suite, name=cell_name(point), point=point, engine=engine, models=models))
     return cells
 
 

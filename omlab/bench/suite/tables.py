@@ -16,7 +16,7 @@ from typing import Any
 DATASET_KINDS = ("synthetic", "longmemeval", "locomo", "jsonl")
 PHASE_ORDER = ("prepare", "answer", "judge")
 INGEST_MODES = ("message", "pair")
-LATENCY_KINDS = ("fixed", "lognormal", "token-rate", "measured")
+LATENCY_KINDS = ("fixed", "lognormal", "token-rate", "measured", "calibrated")
 VERDICT_MODES = ("parity", "official", "strict", "lenient")
 PROTOCOLS = ("omlab", "official")
 F1_AGGREGATIONS = ("mean", "official")
@@ -54,6 +54,7 @@ _LATENCY_FIELDS = {
     "lognormal": ("median_s", "sigma"),
     "token-rate": ("base_s", "input_tps", "output_tps"),
     "measured": (),
+    "calibrated": ("base_s", "input_s", "output_s", "sigma"),
 }
 
 
@@ -248,6 +249,8 @@ def _latency_model(value: Any, where: str, source: str) -> dict[str, Any]:
         raise SuiteError(source, f"{where}.seconds", "a fixed latency needs seconds")
     if spec["kind"] == "lognormal" and not spec.get("median_s"):
         raise SuiteError(source, f"{where}.median_s", "a lognormal latency needs median_s > 0")
+    if spec["kind"] == "calibrated" and "base_s" not in spec:
+        raise SuiteError(source, f"{where}.base_s", "a calibrated latency needs base_s")
     if spec["kind"] == "token-rate" and any(spec.get(n) == 0 for n in ("input_tps", "output_tps")):
         raise SuiteError(source, where, "input_tps and output_tps must be > 0")
     return spec

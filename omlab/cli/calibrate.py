@@ -1,0 +1,53 @@
+"""``omlab calibrate RUN``: fit a model profile from a run's model calls and write it as JSON.
+
+The profile (format in :mod:`omlab.bench.calibration.profile`) is what a suite's
+``[models.profiles]`` points the offline Observer/Reflector at."""
+
+from __future__ import annotations
+
+import argparse
+
+from omlab.bench.calibration import calibrate_run, default_profile_path
+from omlab.cli.options import add_results_option, resolve_run
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "calibrate",
+        epilog=(
+            "examples:\n  omlab calibrate latest\n  omlab calibrate RUN --role observer --out profiles/observer.json\n\n"
+            'then, in a suite:\n  [models.profiles]\n  observer = "profiles/observer.json"'
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="fit a profile (compression, output length, latency, failures) from a run's model calls",
+    )
+    parser.add_argument("run", help="run id, or 'latest' (a run made with real providers)")
+    add_results_option(parser)
+    parser.add_argument(
+        "--role",
+        action="append",
+        dest="roles",
+        metavar="R",
+        help="fit this role (repeatable; default: observer and reflector)",
+    )
+    parser.add_argument("--out", metavar="PATH", help="profile file to write (default: RESULTS/profiles/RUN.json)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    run_id = resolve_run(args.results, args.run)
+    profile = calibrate_run(args.results, run_id, roles=tuple(args.roles or ("observer", "reflector")))
+    path = profile.write(args.out or default_profile_path(args.results, run_id))
+    for fit in profile.fits:
+        line = f"{fit.role:<9} {fit.model}: {fit.calls} calls"
+        if fit.compression is not None:
+            ratios = ", ".join(f"{r:.2f}" for r in fit.compression.ratios)
+            line += f"; compression {ratios} (content {fit.compression.content_tokens[0]:.0f}"
+            line += f"-{fit.compression.content_tokens[-1]:.0f} tokens)"
+        if fit.latency is not None:
+            line += f"; latency p50 {fit.latency['p50_s']:.2f} s, p95 {fit.latency['p95_s']:.2f} s"
+        if fit.failure_rate is not None:
+            line += f"; failed {fit.failure_rate:.1%}"
+        print(line)
+    print(f"profile written to {path}")
+    return 0

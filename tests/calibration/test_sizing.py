@@ -1,0 +1,59 @@
+"""The offline Observer/Reflector sized by a profile write about as many tokens as it says."""
+
+from __future__ import annotations
+
+import pytest
+
+from omlab.llm.offline import get_offline_model
+from omlab.llm.offline.reflector import parse_reflector_request
+from omlab.llm.offline.sizing import OutputSizing, SizingError, sized_generate
+from omlab.tokens.tokenx import estimate_token_count
+from tests.llm_offline.synthetic_chat import observer_message, synthetic_history
+
+
+def _observer_messages() -> list[dict]:
+    return [{"role": "user", "content": observer_message(synthetic_history(3, days=2, exchanges_per_day=4))}]
+
+
+def _natural_observer_tokens(messages) -> int:
+    return get_offline_model("observer").generate(messages).output_tokens
+
+
+@pytest.mark.parametrize("scale", [0.3, 0.6, 1.6])
+def test_observer_output_follows_the_profile(scale):
+    messages = _observer_messages()
+    natural = _natural_observer_tokens(messages)
+    content = 2000
+    target = round(natural * scale)
+    sizing = OutputSizing((content,), (content / target,))
+    result = sized_generate("observer", messages, sizing, content)
+    assert result.output_tokens == estimate_token_count(result.text)
+    assert result.output_tokens == pytest.approx(target, rel=0.1)
+    assert result.text.startswith("<observations>") and "</observations>" in result.text
+
+
+def test_observer_that_cannot_grow_further_copies_the_whole_history_and_stops():
+    messages = _observer_messages()
+    result = sized_generate("observer", messages, OutputSizing((10,), (0.0001,)), 10)
+    history_tokens = estimate_token_count(messages[0]["content"])
+    assert result.output_tokens < 2 * history_tokens  # bounded by the request: nothing is invented
+
+
+def test_reflector_output_follows_the_profile_not_the_prompt_target():
+    observations = get_offline_model("observer").generate(_observer_messages()).text
+    prompt = f"## OBSERVATIONS TO REFLECT ON\n{observations}\n---\n\nKeep the whole output under 10 tokens."
+    messages = [{"role": "user", "content": prompt}]
+    content = estimate_token_count(parse_reflector_request(prompt).observations)
+    result = sized_generate("reflector", messages, OutputSizing((content,), (2.0,)), content)
+    assert result.output_tokens == pytest.approx(content / 2, rel=0.1)
+    assert result.output_tokens <= content / 2
+
+
+def test_sizing_interpolates_and_refuses_bad_curves():
+    sizing = OutputSizing((100, 300), (2.0, 4.0))
+    assert sizing.ratio(50) == 2.0 and sizing.ratio(200) == 3.0 and sizing.ratio(900) == 4.0
+    assert sizing.output_tokens(200) == 67
+    with pytest.raises(SizingError, match="ascending"):
+        OutputSizing((300, 100), (2.0, 4.0))
+    with pytest.raises(SizingError, match="omlab/observer or omlab/reflector"):
+        sized_generate("reader", [{"role": "user", "content": "x"}], sizing, 10)
