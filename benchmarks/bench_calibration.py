@@ -28,12 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from servers.compressing_server import CompressingServer  # noqa: E402
+from servers.compressing_server import CompressingServer
 
-from omlab.bench.calibration import calibrate_run  # noqa: E402
-from omlab.bench.metrics import metric_value  # noqa: E402
-from omlab.bench.results import calls_df  # noqa: E402
-from omlab.bench.runner import RunOptions, run_suite  # noqa: E402
+from omlab.bench.calibration import calibrate_run
+from omlab.bench.metrics import metric_value
+from omlab.bench.results import calls_df
+from omlab.bench.runner import RunOptions, run_suite
 
 PRICE = "{ input_per_mtok = 0.3, output_per_mtok = 2.5 }"
 SERVED_MODELS = """
