@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from servers.compressing_server import CompressingServer
 
 from omlab.bench.calibration import calibrate_run
-from omlab.bench.metrics import metric_value
+from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import calls_df
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.runner import RunOptions, run_suite
 
 PRICE = "{ input_per_mtok = 0.3, output_per_mtok = 2.5 }"
 SERVED_MODELS = """

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.calibration import CalibrationError, ProfileError, calibrate_run, load_profile
-from omlab.bench.runner import RunOptions, run_suite
-from omlab.bench.suite import SuiteError, load_suite
+from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.suite.suite_file import SuiteError, load_suite
 
 SUITE = """
 [suite]
@@ -129,7 +129,7 @@ def test_a_profile_sizes_the_engine_model_and_times_the_role(tmp_path):
     fit = {**GOOD_FIT, "latency": {"base_s": 1.0, "output_s": 0.01, "sigma": 0.2}}
     _profile(tmp_path, {"format": "omlab-model-profile", "version": 1, "fits": [fit]})
     suite = load_suite(_suite(tmp_path, '[models.profiles]\nobserver = "profile.json#openai/x"\n'))
-    from omlab.bench.suite import expand_grid
+    from omlab.bench.suite.suite_file import expand_grid
 
     (cell,) = expand_grid(suite)
     model = cell.engine["observation"]["model"]

@@ -102,8 +102,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omlab.bench.calibration.apply import latency_with_profiles, parse_profiles, profiled_engine
 from omlab.bench.calibration.profile import RoleFit
+from omlab.bench.suite.profiles import latency_with_profiles, parse_profiles, profiled_engine
 from omlab.bench.suite.retry import RetrySpec, parse_retry
 from omlab.bench.suite.tables import (
     CACHE_MODES,
