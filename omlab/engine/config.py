@@ -98,7 +98,7 @@ class OMConfig:
         resource scope turns ``obscureThreadIds`` on unless it is given.
         """
         om, extra = split_memory_config(serialized)
-        warn_unapplied_options(extra.get("options"))
+        warn_unapplied_options(extra)
         config = cls(**config_fields(unwrap(om if om is not None else False), via_memory=True))
         if config.retrieval is not None and config.retrieval.vector and extra.get("vector") is False:
             raise ConfigError(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from omlab.engine.buffering_config import resolve_async
+from omlab.engine.caller_warnings import warn_at_caller
 from omlab.engine.errors import ConfigError
 from omlab.engine.hooks import parse_hooks
 from omlab.engine.model_options import resolve_models
@@ -104,6 +105,9 @@ def config_fields(options: Mapping[str, Any] | bool, *, via_memory: bool) -> dic
     top = normalize(options, TOP_KEYS, "")
     obs = section(top, "observation", OBSERVATION_KEYS, "observation.")
     refl = section(top, "reflection", REFLECTION_KEYS, "reflection.")
+    compat = _compat(top.get("compat", "omlab"))
+    if via_memory and compat == "reference":
+        _drop_what_memory_does_not_pass(obs, refl)
 
     enabled = check_bool(top.get("enabled", True), "enabled")
     scope = top.get("scope", "thread")
@@ -150,7 +154,8 @@ def config_fields(options: Mapping[str, Any] | bool, *, via_memory: bool) -> dic
     )
     observation = build_observation(obs, observer_model, message_tokens, buffering, obs_idle, obs_provider_change)
     reflection = build_reflection(refl, reflector_model, observation_tokens, buffering)
-    obscure_default = via_memory and scope == "resource"
+    # the seed: resource scope through Memory hashes thread ids; Memory 1.31.0 never sets the option
+    obscure_default = via_memory and scope == "resource" and compat != "reference"
     return {
         "enabled": enabled,
         "model": top_model,
@@ -166,8 +171,29 @@ def config_fields(options: Mapping[str, Any] | bool, *, via_memory: bool) -> dic
         "storage": top.get("storage"),
         "on_debug_event": optional_callable(top.get("on_debug_event"), "onDebugEvent"),
         "obscure_thread_ids": check_bool(top.get("obscure_thread_ids", obscure_default), "obscureThreadIds"),
-        "compat": _compat(top.get("compat", "omlab")),
+        "compat": compat,
     }
+
+
+#: Options of the observation/reflection objects that Mastra's Memory (1.31.0) does not pass to the
+#: engine it builds, though the seed documents them
+_NOT_PASSED_BY_MEMORY = (
+    ("activate_after_idle", "activateAfterIdle"),
+    ("activate_on_provider_change", "activateOnProviderChange"),
+)
+
+
+def _drop_what_memory_does_not_pass(obs: dict[str, Any], refl: dict[str, Any]) -> None:
+    """``compat="reference"`` through a SerializedMemoryConfig: build the engine as Memory does,
+    without the per-step activation options it leaves out, each warned by name."""
+    for prefix, given in (("observation", obs), ("reflection", refl)):
+        for name, camel in _NOT_PASSED_BY_MEMORY:
+            if name in given:
+                del given[name]
+                warn_at_caller(
+                    f"observationalMemory.{prefix}.{camel}: not applied with compat='reference': Mastra's Memory "
+                    "(1.31.0) does not pass it to the engine (the top-level option still applies)"
+                )
 
 
 def _compat(value: Any) -> Compat:

@@ -42,6 +42,11 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   pending count stored on the record at the end of the last step
   (``record.pending_message_tokens``, lowered by what each activation since took), not the live
   one; whether to activate still uses the live count;
+* a SerializedMemoryConfig builds the engine as Memory does: ``OMConfig.from_memory_config``
+  leaves out ``observation``/``reflection`` ``activateAfterIdle`` and ``activateOnProviderChange``
+  (each warned by name; the top-level ones still apply) and leaves ``obscureThreadIds`` off in
+  resource scope (omlab: applies them, and hashes thread ids in resource scope, as the seed
+  documents); the switch is in ``omlab/engine/config_options.py``;
 * D5, buffer boundary after an op: a successful buffer op leaves the interval boundary at the
   op's own message tokens, not at the pending count it started at.
 """
