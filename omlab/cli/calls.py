@@ -2,7 +2,10 @@
 
 Two costs per call: ``cost_usd`` as configured (the call's tokens priced with the run's prices,
 whether or not it was sent) and ``cost_usd_paid`` (what this run paid a provider: 0 for a call
-served from the response cache or a reused prepared memory)."""
+served from the response cache or a reused prepared memory). A call routed by
+``ModelByInputTokens`` shows ``routing_tokens``, the count its tier was chosen on (the new
+messages for the Observer, the observations for the Reflector), beside ``input_tokens``, the
+whole prompt it was sent."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ COLUMNS = [
     "role",
     "resolved_model",
     "tier",
+    "routing_tokens",
     "input_tokens",
     "output_tokens",
     "cost_usd",
@@ -66,6 +70,8 @@ def handle_list(args: argparse.Namespace) -> int:
         return 0
     # the question column only when some listed call was made for a question (actor, judge)
     columns = COLUMNS[:2] + ["question_id"] + COLUMNS[2:] if frame["question_id"].notna().any() else COLUMNS
+    if frame["routing_tokens"].isna().all():  # no routed call listed: the column would be empty
+        columns = [column for column in columns if column != "routing_tokens"]
     print(frame[columns].to_string(index=False))
     print(
         f"({len(frame)} of {total} calls; total cost as configured ${cost:.4f}, "

@@ -494,6 +494,7 @@ class ModelClient:
             error=error,
             metadata=metadata,
             configured_cost_usd=configured_cost,
+            routing_tokens=request.input_tokens if resolved is not None and resolved.tier is not None else None,
         )
 
     def _publish(self, call: ModelCall) -> None:

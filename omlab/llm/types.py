@@ -87,3 +87,7 @@ class ModelCall:
     #: to ``cost_usd`` for a call sent to a provider; for a response-cache hit (``cost_usd`` 0.0)
     #: what the call would cost under this run's prices (never the cached entry's stored cost)
     configured_cost_usd: float | None = None
+    #: the token count a ``ModelByInputTokens`` router picked the tier with (the request's
+    #: ``input_tokens``: the new messages' tokens for the Observer, the observations' for the
+    #: Reflector), not the prompt size in ``input_tokens``; None when the model was not routed
+    routing_tokens: int | None = None

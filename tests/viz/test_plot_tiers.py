@@ -100,3 +100,19 @@ def test_no_routed_call_gives_a_no_data_note():
 def test_missing_column_raises():
     with pytest.raises(ValueError, match="missing columns.*tier"):
         plot_tier_routing(_calls().drop(columns=["tier"]))
+
+
+def test_each_tier_shows_the_routing_input_it_was_chosen_on_not_the_prompt_size():
+    calls = _calls().assign(routing_tokens=[600, 9_000, 40_000, 70_000, None])
+    table = tier_table(calls)
+    assert table["routing_tokens_min"].tolist() == [600, 40_000, 70_000]
+    assert table["routing_tokens_max"].tolist() == [9_000, 40_000, 70_000]
+    ax = plot_tier_routing(calls)
+    labels = [label.get_text() for label in ax.get_yticklabels()]
+    assert any("routed on 600–9k tokens" in label for label in labels), labels
+
+
+def test_calls_without_a_routing_column_still_plot():
+    table = tier_table(_calls())  # a run written before routing_tokens was recorded
+    assert table["routing_tokens_max"].isna().all()
+    render(plot_tier_routing(_calls()))

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
@@ -192,6 +192,7 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             _text("cycle_id"),
             _text("question_id"),
             _float("cost_usd_paid"),
+            _int("routing_tokens"),
         ),
         "answers": (
             _RUN_ID,

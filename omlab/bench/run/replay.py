@@ -213,6 +213,7 @@ def call_row(conversation_id: str, call: ModelCall, question_id: str | None = No
         "requested_model": call.requested_model,
         "resolved_model": call.resolved_model,
         "tier": call.tier,
+        "routing_tokens": call.routing_tokens,
         "input_tokens": call.input_tokens,
         "output_tokens": call.output_tokens,
         "cost_usd": configured,

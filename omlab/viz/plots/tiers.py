@@ -57,6 +57,8 @@ def tier_table(calls: pd.DataFrame, *, role: str | None = None) -> pd.DataFrame:
         "resolved_model",
         "label",
         "calls",
+        "routing_tokens_min",
+        "routing_tokens_max",
         "input_tokens",
         "output_tokens",
         "cost_usd",
@@ -66,26 +68,44 @@ def tier_table(calls: pd.DataFrame, *, role: str | None = None) -> pd.DataFrame:
     ]
     if routed.empty:
         return pd.DataFrame(columns=columns)
+    # runs written before routing_tokens was recorded have no such column: their range is unknown
+    routing = numeric(routed["routing_tokens"]) if "routing_tokens" in routed.columns else np.nan
+    routed = routed.assign(
+        resolved_model=routed["resolved_model"].fillna("unresolved").astype(str),
+        input_tokens=numeric(routed["input_tokens"]).fillna(0),
+        output_tokens=numeric(routed["output_tokens"]).fillna(0),
+        cost_usd=numeric(routed["cost_usd"]).fillna(0),
+        routing_tokens=routing,
+        calls=1,
+    )
+    groups = routed.groupby(["tier", "resolved_model"], as_index=False)
     table = (
-        routed.assign(
-            resolved_model=routed["resolved_model"].fillna("unresolved").astype(str),
-            input_tokens=numeric(routed["input_tokens"]).fillna(0),
-            output_tokens=numeric(routed["output_tokens"]).fillna(0),
-            cost_usd=numeric(routed["cost_usd"]).fillna(0),
-            calls=1,
-        )
-        .groupby(["tier", "resolved_model"], as_index=False)[["calls", "input_tokens", "output_tokens", "cost_usd"]]
+        groups[["calls", "input_tokens", "output_tokens", "cost_usd"]]
         .sum()
+        .merge(
+            groups.agg(routing_tokens_min=("routing_tokens", "min"), routing_tokens_max=("routing_tokens", "max")),
+            on=["tier", "resolved_model"],
+        )
         .sort_values(["tier", "calls"], ascending=[True, False], kind="stable")
         .reset_index(drop=True)
     )
-    table["label"] = [f"{tier_label(t)}\n→ {m}" for t, m in zip(table["tier"], table["resolved_model"], strict=True)]
+    table["label"] = [_label(row) for row in table.itertuples()]
     table["share_calls"] = table["calls"] / table["calls"].sum()
     table["share_input_tokens"] = (
         table["input_tokens"] / table["input_tokens"].sum() if table["input_tokens"].sum() > 0 else np.nan
     )
     table["share_cost"] = table["cost_usd"] / table["cost_usd"].sum() if table["cost_usd"].sum() > 0 else np.nan
     return table[columns]
+
+
+def _label(row) -> str:
+    """``≤ 700 tokens\n→ model\nrouted on 120–690 tokens``: the tier, its model and the inputs the
+    router chose it for (the prompt sent is larger: instructions, previous observations)."""
+    label = f"{tier_label(row.tier)}\n→ {row.resolved_model}"
+    if pd.isna(row.routing_tokens_min):
+        return label
+    low, high = fmt.tokens(row.routing_tokens_min), fmt.tokens(row.routing_tokens_max)
+    return f"{label}\nrouted on {low if low == high else f'{low}–{high}'} tokens"
 
 
 def plot_tier_routing(
