@@ -12,17 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from omlab.engine.extractors import (
-    ExtractionPlan,
-    ExtractionResult,
-    Extractor,
-    WorkingMemoryExtractor,
-    builtin_extractors,
-    plan_extraction,
-    prior_extraction_items,
-    run_extractors,
-    validate_extractors,
-)
+from omlab.engine.extraction_pipeline import ExtractionResult, run_extractors
+from omlab.engine.extraction_plan import ExtractionPlan, plan_extraction, prior_extraction_items
+from omlab.engine.extractors import Extractor, WorkingMemoryExtractor, builtin_extractors, validate_extractors
 from omlab.engine.live import LiveMemory
 from omlab.engine.observation_groups import new_group_id, wrap_observation_group
 from omlab.engine.record import Thread

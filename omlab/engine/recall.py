@@ -24,17 +24,34 @@ Messages made only of ``data-*`` parts are invisible. The whole ``messages`` tex
 
 from __future__ import annotations
 
-import json
-import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from omlab.engine.attachment_tokens import is_image_part
 from omlab.engine.messages import Message, Part, utc
 from omlab.engine.observation_groups import parse_range
+from omlab.engine.recall_format import (
+    ELLIPSIS,
+    LOW_TEXT_CHARS,
+    MessageView,
+    cut_chars,
+    low_message,
+    message_header,
+    part_matches,
+    prefix_within,
+    pretty,
+    stamp,
+    thread_date,
+)
+from omlab.engine.recall_params import (
+    RecallError,
+    choice_param,
+    date_param,
+    integer_param,
+    normalise_params,
+    string_param,
+)
 from omlab.engine.recall_schema import (
     ANCHORS,
     DEFAULT_LIMIT,
@@ -46,100 +63,10 @@ from omlab.engine.recall_schema import (
 )
 from omlab.engine.recall_search import SearchIndex, searchable_text
 from omlab.engine.storage import Storage
-from omlab.engine.transcript import as_text
 from omlab.tokens.tokenx import estimate_token_count
 
-LOW_TEXT_CHARS = 120
-LOW_RESULT_TOKENS = 60
 HIGH_RESULT_TOKENS = 4_000
 OUTPUT_TOKEN_CAP = 8_000
-_PARAMETERS = (
-    "mode",
-    "query",
-    "cursor",
-    "threadId",
-    "anchor",
-    "page",
-    "limit",
-    "detail",
-    "partType",
-    "toolName",
-    "partIndex",
-    "before",
-    "after",
-)
-_SNAKE_ALIASES = {
-    "thread_id": "threadId",
-    "part_type": "partType",
-    "tool_name": "toolName",
-    "part_index": "partIndex",
-}
-_ELLIPSIS = "…"
-
-
-class RecallError(ValueError):
-    """A recall request the tool cannot answer; ``fields`` go into the error reply."""
-
-    def __init__(self, message: str, **fields: Any) -> None:
-        super().__init__(message)
-        self.fields = fields
-
-
-# --- formatting helpers ------------------------------------------------------------------------
-
-
-def _pretty(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _stamp(dt: datetime) -> str:
-    return f"{utc(dt):%Y-%m-%d %H:%M:%S}Z"
-
-
-def _cut_chars(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit].rstrip() + _ELLIPSIS
-
-
-def _thread_date(dt: datetime) -> str:
-    return f"{utc(dt):%Y-%m-%d %H:%MZ}"
-
-
-def _message_header(message: Message) -> str:
-    return f"**{message.role} ({_stamp(message.created_at)})** [{message.id}]:"
-
-
-@dataclass(frozen=True, slots=True)
-class _View:
-    """A visible message and the (index, part) pairs the filters keep."""
-
-    message: Message
-    parts: list[tuple[int, Part]]
-
-    @property
-    def key(self) -> tuple[datetime, str]:
-        return (utc(self.message.created_at), self.message.id)
-
-
-def _part_matches(part: Part, part_type: str | None, tool_name: str | None) -> bool:
-    if tool_name is not None and (part.type != "tool-invocation" or part.tool_name != tool_name):
-        return False
-    if part_type is None:
-        return True
-    if part_type == "tool-call":
-        return part.type == "tool-invocation"
-    if part_type == "tool-result":
-        return part.type == "tool-invocation" and part.state in ("result", "output-error", "output-denied")
-    if part_type == "image":
-        return part.type in ("image", "file") and is_image_part(part)
-    if part_type == "file":
-        return part.type == "file" and not is_image_part(part)
-    return part.type == part_type
 
 
 # --- the tool ----------------------------------------------------------------------------------
@@ -195,7 +122,7 @@ class RecallTool:
         """Answer one recall request (see the module docstring); errors come back as
         ``{"error": message, …}``."""
         try:
-            given = _normalise_params(params or {})
+            given = normalise_params(params or {})
             mode = given.get("mode", "messages")
             if mode not in MODES:
                 raise RecallError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -245,15 +172,15 @@ class RecallTool:
     # ------------------------------------------------------------------ messages
 
     def _messages(self, p: dict[str, Any]) -> dict[str, Any]:
-        detail = _choice(p, "detail", DETAILS, "low")
-        anchor = _choice(p, "anchor", ANCHORS, "start")
-        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
-        page = _integer(p, "page", 1) or 1
-        part_type = _choice(p, "partType", PART_TYPES, None)
-        tool_name = _string(p, "toolName")
-        part_index = _integer(p, "partIndex", None, minimum=0)
-        cursor = _string(p, "cursor")
-        thread_param = _string(p, "threadId")
+        detail = choice_param(p, "detail", DETAILS, "low")
+        anchor = choice_param(p, "anchor", ANCHORS, "start")
+        limit = integer_param(p, "limit", DEFAULT_LIMIT, minimum=1)
+        page = integer_param(p, "page", 1) or 1
+        part_type = choice_param(p, "partType", PART_TYPES, None)
+        tool_name = string_param(p, "toolName")
+        part_index = integer_param(p, "partIndex", None, minimum=0)
+        cursor = string_param(p, "cursor")
+        thread_param = string_param(p, "threadId")
         if thread_param == "current":
             thread_param = self.current_thread_id
 
@@ -288,9 +215,9 @@ class RecallTool:
             return self._cap({**base, **self._single_part(messages, cursor_message, part_index, page)})
 
         views = [
-            _View(
+            MessageView(
                 m,
-                [(i, part) for i, part in enumerate(m.visible_parts()) if _part_matches(part, part_type, tool_name)],
+                [(i, part) for i, part in enumerate(m.visible_parts()) if part_matches(part, part_type, tool_name)],
             )
             for m in messages
         ]
@@ -320,7 +247,7 @@ class RecallTool:
         window = views[lo:hi]
         reply: dict[str, Any] = {**base, "cursor": cursor_id, "page": page}
         if detail == "low" or not window:
-            text = "\n\n".join(_low_message(v, part_type) for v in window)
+            text = "\n\n".join(low_message(v, part_type) for v in window)
             if not window:
                 if count_all:
                     text = "No messages on this page."
@@ -371,7 +298,7 @@ class RecallTool:
     def _high_message(self, message: Message, index: int, part: Part, part_type: str | None, hints: list[str]) -> str:
         total = len(message.visible_parts())
         lines = [
-            f"{_message_header(message)} part {index + 1} of {total}",
+            f"{message_header(message)} part {index + 1} of {total}",
             f"[p{index}] {self._high_part(part, part_type)}",
         ]
         lines.extend(hints)
@@ -387,13 +314,11 @@ class RecallTool:
             name = part.tool_name or "tool"
             pieces = []
             if part_type != "tool-result":
-                args = _pretty(part.args) if part.args is not None else "{}"
+                args = pretty(part.args) if part.args is not None else "{}"
                 pieces.append(f"[Tool Call: {name}]\n{self._cap_tokens(args, HIGH_RESULT_TOKENS)}")
             if part_type != "tool-call":
                 if part.state == "result":
-                    pieces.append(
-                        f"[Tool Result: {name}]\n{self._cap_tokens(_pretty(part.result), HIGH_RESULT_TOKENS)}"
-                    )
+                    pieces.append(f"[Tool Result: {name}]\n{self._cap_tokens(pretty(part.result), HIGH_RESULT_TOKENS)}")
                 elif part.state in ("output-error", "output-denied"):
                     label = "Tool Error" if part.state == "output-error" else "Tool Denied"
                     pieces.append(f"[{label}: {name}] {part.error_text or ''}".rstrip())
@@ -409,21 +334,21 @@ class RecallTool:
                 + (f" ({details})" if details else "")
                 + (f" {url}" if url else "")
             )
-        return _pretty({"type": part.type, "text": part.text})
+        return pretty({"type": part.type, "text": part.text})
 
     def _cap_tokens(self, text: str, limit: int) -> str:
         tokens = self.token_count(text)
         if tokens <= limit:
             return text
-        kept = _prefix_within(text, limit, self.token_count)
-        return f"{kept}{_ELLIPSIS} [about {tokens - self.token_count(kept)} more tokens not shown]"
+        kept = prefix_within(text, limit, self.token_count)
+        return f"{kept}{ELLIPSIS} [about {tokens - self.token_count(kept)} more tokens not shown]"
 
     def _cap(self, reply: dict[str, Any]) -> dict[str, Any]:
         text = reply.get("messages", "")
         tokens = self.token_count(text)
         if tokens > OUTPUT_TOKEN_CAP:
-            kept = _prefix_within(text, OUTPUT_TOKEN_CAP, self.token_count)
-            reply["messages"] = kept + f"\n{_ELLIPSIS} [output truncated: page with a smaller limit or use partIndex]"
+            kept = prefix_within(text, OUTPUT_TOKEN_CAP, self.token_count)
+            reply["messages"] = kept + f"\n{ELLIPSIS} [output truncated: page with a smaller limit or use partIndex]"
             reply["truncated"] = True
             reply["tokenOffset"] = tokens - self.token_count(kept)
         return reply
@@ -431,10 +356,10 @@ class RecallTool:
     # ------------------------------------------------------------------ threads
 
     def _threads(self, p: dict[str, Any]) -> dict[str, Any]:
-        page = _integer(p, "page", 0, minimum=0)
-        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
-        before = _date(p, "before")
-        after = _date(p, "after")
+        page = integer_param(p, "page", 0, minimum=0)
+        limit = integer_param(p, "limit", DEFAULT_LIMIT, minimum=1)
+        before = date_param(p, "before")
+        after = date_param(p, "after")
         if self.scope == "thread":
             thread = self.storage.get_thread(self.current_thread_id)
             threads = [thread] if thread is not None else []
@@ -452,8 +377,8 @@ class RecallTool:
         for thread in shown:
             title = (thread.title or "").strip() or "(untitled)"
             line = (
-                f"- **{title}** — id: `{thread.id}` · created {_thread_date(thread.created_at)} · "
-                f"updated {_thread_date(thread.updated_at)}"
+                f"- **{title}** — id: `{thread.id}` · created {thread_date(thread.created_at)} · "
+                f"updated {thread_date(thread.updated_at)}"
             )
             if thread.id == self.current_thread_id:
                 line += " ← current"
@@ -473,10 +398,10 @@ class RecallTool:
             raise RecallError(
                 'search is not available here (semantic recall is off); use mode "threads" and "messages" instead'
             )
-        query = _string(p, "query")
+        query = string_param(p, "query")
         if not query:
             raise RecallError('mode "search" needs a query')
-        limit = _integer(p, "limit", DEFAULT_LIMIT, minimum=1)
+        limit = integer_param(p, "limit", DEFAULT_LIMIT, minimum=1)
         wanted = limit if self.scope == "resource" else max(limit * 5, 50)
         hits = []
         for message_id, thread_id, score in self.search_index.search(query, wanted, self.resource_id):
@@ -500,130 +425,13 @@ class RecallTool:
             current = " ← current" if thread_id == self.current_thread_id else ""
             lines = [f"### {title} — thread id: `{thread_id}`{current}"]
             for message, score in found:
-                preview = _cut_chars(searchable_text(message), LOW_TEXT_CHARS)
+                preview = cut_chars(searchable_text(message), LOW_TEXT_CHARS)
                 lines.append(
-                    f"- score {score:.3f} · {message.role} ({_stamp(message.created_at)}): {preview}\n"
+                    f"- score {score:.3f} · {message.role} ({stamp(message.created_at)}): {preview}\n"
                     f"  cursor: `{message.id}`"
                 )
             blocks.append("\n".join(lines))
         return {"results": "\n\n".join(blocks), "count": len(hits)}
-
-
-def _low_message(view: _View, part_type: str | None) -> str:
-    lines = [_message_header(view.message)]
-    for index, part in view.parts:
-        lines.append(f"[p{index}] {_low_part(part, part_type)}")
-    return "\n".join(lines)
-
-
-def _low_result(value: Any) -> str:
-    text = " ".join(as_text(value).split())
-    if estimate_token_count(text) > LOW_RESULT_TOKENS:
-        text = _prefix_within(text, LOW_RESULT_TOKENS, estimate_token_count).rstrip() + _ELLIPSIS
-    return _cut_chars(text, LOW_TEXT_CHARS)
-
-
-def _low_part(part: Part, part_type: str | None) -> str:
-    kind = part.type
-    if kind == "text":
-        return _cut_chars(part.text or "", LOW_TEXT_CHARS)
-    if kind == "reasoning":
-        return f"[Reasoning] {_cut_chars(part.text or '', LOW_TEXT_CHARS)}"
-    if kind == "tool-invocation":
-        name = part.tool_name or "tool"
-        outcome = ""
-        if part.state == "result":
-            outcome = _low_result(part.result) if part.result not in (None, "") else "[empty result]"
-        elif part.state in ("output-error", "output-denied"):
-            outcome = ("error: " if part.state == "output-error" else "denied: ") + _cut_chars(
-                part.error_text or "", LOW_TEXT_CHARS
-            )
-        if part_type == "tool-result":
-            return f"[Tool Result: {name}] {outcome}".rstrip()
-        if part_type == "tool-call" or not outcome:
-            return f"[Tool Call: {name}]"
-        return f"[Tool Call: {name}] → {outcome}"
-    if kind in ("image", "file"):
-        label = "Image" if is_image_part(part) else "File"
-        return f"[{label}: {part.filename or part.mime_type or 'attachment'}]"
-    return f"[{kind}]"
-
-
-def _prefix_within(text: str, limit: int, count: Callable[[str], int]) -> str:
-    """The longest prefix of ``text`` whose count is at most ``limit`` (binary search; counts
-    are monotone in the prefix length for every estimator omlab uses)."""
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if count(text[:mid]) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
-
-
-# --- parameters --------------------------------------------------------------------------------
-
-
-def _normalise_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    given: dict[str, Any] = {}
-    for key, value in params.items():
-        name = _SNAKE_ALIASES.get(key, key)
-        if name not in _PARAMETERS:
-            raise RecallError(f"unknown parameter {key!r}; recall takes {', '.join(_PARAMETERS)}")
-        if value is None:
-            continue
-        given[name] = value
-    return given
-
-
-def _choice(p: Mapping[str, Any], name: str, allowed: Sequence[str], default: Any) -> Any:
-    value = p.get(name, default)
-    if value is default:
-        return value
-    if value not in allowed:
-        raise RecallError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
-
-
-def _integer(p: Mapping[str, Any], name: str, default: int | None, *, minimum: int | None = None) -> Any:
-    value = p.get(name, default)
-    if value is default:
-        return value
-    if (
-        isinstance(value, str)
-        and re.fullmatch(r"\s*-?[0-9]+\s*", value)
-        or isinstance(value, float)
-        and value.is_integer()
-    ):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecallError(f"{name} must be an integer; got {value!r}")
-    if minimum is not None and value < minimum:
-        raise RecallError(f"{name} must be >= {minimum}; got {value}")
-    return value
-
-
-def _string(p: Mapping[str, Any], name: str) -> str | None:
-    value = p.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise RecallError(f"{name} must be a string; got {value!r}")
-    return value.strip() or None
-
-
-def _date(p: Mapping[str, Any], name: str) -> datetime | None:
-    value = _string(p, name)
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise RecallError(
-            f"{name}: {value!r} is not an ISO 8601 date (e.g. 2026-03-15 or 2026-03-10T00:00:00Z)"
-        ) from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 __all__ = ["OUTPUT_TOKEN_CAP", "RecallError", "RecallTool"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from omlab.engine import extraction_step
 from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
-from omlab.engine.extractors import ExtractionResult
+from omlab.engine.extraction_pipeline import ExtractionResult
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, safe_prefix
 from omlab.engine.messages import Message

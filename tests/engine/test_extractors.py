@@ -9,28 +9,23 @@ import pytest
 from pydantic import BaseModel
 
 from omlab.engine.errors import ConfigError
+from omlab.engine.extraction_pipeline import ExtractionFailed, apply_on_extracted, run_extractors
+from omlab.engine.extraction_plan import inline_extractor_prompt_items, plan_extraction, prior_extraction_items
 from omlab.engine.extractors import (
     CURRENT_TASK,
     OFFLINE_STRUCTURED_ERROR,
     SUGGESTED_RESPONSE,
     THREAD_TITLE,
-    ExtractionFailed,
     Extractor,
     WorkingMemoryExtractor,
-    apply_on_extracted,
     builtin_extractors,
-    inline_extractor_prompt_items,
-    parse_json_reply,
-    plan_extraction,
-    prior_extraction_items,
-    run_extractors,
-    run_structured_extractors,
     slugify,
     store_extracted,
     validate_extractors,
 )
 from omlab.engine.observation_text import parse_observer_output
 from omlab.engine.prompts import observer_system_prompt
+from omlab.engine.structured_extraction import parse_json_reply, run_structured_extractors
 from omlab.llm.client import ModelClient
 from omlab.llm.pricing import Price
 from omlab.llm.types import ModelRequest, ModelResponse, Usage

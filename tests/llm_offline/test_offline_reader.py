@@ -12,16 +12,10 @@ from hypothesis import strategies as st
 
 from omlab.llm.client import ModelClient
 from omlab.llm.offline import get_offline_model, offline_model_names
-from omlab.llm.offline.reader import (
-    ABSTENTION_ANSWER,
-    OfflineReader,
-    content_terms,
-    normalise_tokens,
-    parse_date,
-    parse_reader_request,
-    stem,
-    topic_terms,
-)
+from omlab.llm.offline.reader import ABSTENTION_ANSWER, OfflineReader
+from omlab.llm.offline.reader_ranking import topic_terms
+from omlab.llm.offline.reader_request import parse_reader_request
+from omlab.llm.offline.text_terms import content_terms, normalise_tokens, parse_date, stem
 from omlab.llm.types import ModelRequest
 
 INSTRUCTIONS = (

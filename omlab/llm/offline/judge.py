@@ -15,7 +15,7 @@ answers exactly ``yes`` or ``no`` (so every verdict parse mode reads it):
 * rubric prompts (preferences): yes iff the response contains at least ``MIN_RUBRIC_RECALL`` of
   the rubric's content words — a weak proxy, expect mostly "no".
 
-Normalisation (``omlab.llm.offline.reader``): case folding, punctuation dropped, number words and
+Normalisation (``omlab.llm.offline.text_terms``): case folding, punctuation dropped, number words and
 ``$1,200``-style amounts as plain numbers, month abbreviations spelled out, a tiny stemmer and a
 stop-word list for the F1. It cannot see paraphrases or reasoning; treat its accuracy as a rough
 lower bound of what an LLM judge would give.
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omlab.llm.offline.base import OfflineResult, message_text
-from omlab.llm.offline.reader import STOPWORDS, content_terms, is_number, normalise_tokens
+from omlab.llm.offline.text_terms import STOPWORDS, content_terms, is_number, normalise_tokens
 from omlab.llm.types import ChatMessage
 from omlab.tokens.tokenx import estimate_token_count_cached as estimate_token_count
 
