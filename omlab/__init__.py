@@ -16,7 +16,7 @@ _prepare_environment()
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "ObservationalMemory": "omlab.engine.memory",
+    "ObservationalMemory": "omlab.memory",
     "SyncObservationalMemory": "omlab.engine.memory",
     "ModelByInputTokens": "omlab.llm.spec",
     "ModelWithRetries": "omlab.llm.spec",
@@ -28,8 +28,8 @@ _EXPORTS = {
     "VirtualClock": "omlab.engine.clock",
     "Extractor": "omlab.engine.extractors",
     "WorkingMemoryExtractor": "omlab.engine.extractors",
-    "StepResult": "omlab.engine.memory",
-    "ObservationalMemoryError": "omlab.engine.memory",
+    "StepResult": "omlab.engine.step_result",
+    "ObservationalMemoryError": "omlab.engine.errors",
     "Status": "omlab.engine.status",
     "DataPart": "omlab.engine.events",
     "DebugEvent": "omlab.engine.events",
@@ -47,15 +47,18 @@ if TYPE_CHECKING:  # pragma: no cover
         ConfigError,
         DegenerateObserverOutputError,
         EmptyObserverOutputError,
+        ObservationalMemoryError,
         ObserverError,
     )
     from omlab.engine.events import DataPart, DebugEvent
     from omlab.engine.extractors import Extractor, WorkingMemoryExtractor
-    from omlab.engine.memory import ObservationalMemory, ObservationalMemoryError, StepResult, SyncObservationalMemory
+    from omlab.engine.memory import SyncObservationalMemory
     from omlab.engine.messages import Message, Part
     from omlab.engine.status import Status
+    from omlab.engine.step_result import StepResult
     from omlab.llm.client import ModelClient
     from omlab.llm.spec import InputTooLargeError, ModelByInputTokens, ModelSpecError, ModelWithRetries
+    from omlab.memory import ObservationalMemory
 
 
 def __getattr__(name: str) -> Any:

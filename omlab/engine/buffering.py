@@ -40,12 +40,13 @@ from omlab.engine.thresholds import (
 from omlab.engine.ttl import activation_ttl_ms
 
 if TYPE_CHECKING:
-    from omlab.engine.memory import ObservationalMemory, StepResult
+    from omlab.engine.cycle_context import CycleContext
+    from omlab.engine.step_result import StepResult
 
 BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
 
 
-async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
+async def buffering_step(om: CycleContext, live: LiveMemory, result: StepResult) -> None:
     """The observation half of a step when async buffering is on."""
     cfg = om.config.observation
     threshold = om.threshold(live)
@@ -63,7 +64,7 @@ async def buffering_step(om: ObservationalMemory, live: LiveMemory, result: Step
 
 
 async def reference_step(
-    om: ObservationalMemory, live: LiveMemory, result: StepResult, *, trigger: str, actor_model: str | None
+    om: CycleContext, live: LiveMemory, result: StepResult, *, trigger: str, actor_model: str | None
 ) -> None:
     """The reference's step (``compat="reference"``), its reflections included: a turn's first
     step (its newest message is a user's) activates when the pending count reached the threshold,
@@ -89,9 +90,7 @@ async def reference_step(
     await maybe_reflect(om, live, trigger, result, actor_model=actor_model)
 
 
-async def maybe_start_buffering(
-    om: ObservationalMemory, live: LiveMemory, result: StepResult, *, idle: bool = False
-) -> None:
+async def maybe_start_buffering(om: CycleContext, live: LiveMemory, result: StepResult, *, idle: bool = False) -> None:
     """Start a background Observer when pending tokens crossed a new ``bufferTokens`` interval
     (``idle``: at the end of a turn with ``bufferOnIdle``, without the interval and size checks)."""
     cfg = om.config.observation
@@ -128,7 +127,7 @@ async def maybe_start_buffering(
 
 
 async def _start_buffer(
-    om: ObservationalMemory, live: LiveMemory, candidates: list[Any], new_tokens: int, result: StepResult
+    om: CycleContext, live: LiveMemory, candidates: list[Any], new_tokens: int, result: StepResult
 ) -> None:
     record = live.record
     cycle_id = new_cycle_id("buffer-obs")
@@ -184,7 +183,7 @@ async def _start_buffer(
 
 
 async def _commit_buffer(
-    om: ObservationalMemory,
+    om: CycleContext,
     live: LiveMemory,
     cycle_id: str,
     candidates: list[Any],
@@ -280,7 +279,7 @@ def _without_hints(output: Any) -> Any:
 
 
 async def activate(
-    om: ObservationalMemory,
+    om: CycleContext,
     live: LiveMemory,
     trigger: str,
     result: StepResult,
@@ -372,9 +371,7 @@ async def activate(
     return count
 
 
-async def activate_on_triggers(
-    om: ObservationalMemory, live: LiveMemory, actor_model: str | None, result: StepResult
-) -> None:
+async def activate_on_triggers(om: CycleContext, live: LiveMemory, actor_model: str | None, result: StepResult) -> None:
     """Idle-TTL and provider-change activation, checked at the start of a step."""
     if not live.record.buffered_chunks:
         return

@@ -40,3 +40,7 @@ class ConfigError(ValueError):
 
     def __reduce__(self) -> tuple[object, ...]:  # keeps the error picklable across processes
         return (type(self), (self.option, self.detail))
+
+
+class ObservationalMemoryError(RuntimeError):
+    """A misuse of the engine (e.g. a missing thread id)."""

@@ -21,7 +21,7 @@ from omlab.engine.record import Thread
 
 if TYPE_CHECKING:
     from omlab.engine.config import OMConfig
-    from omlab.engine.memory import ObservationalMemory
+    from omlab.engine.cycle_context import CycleContext
 
 
 def configured_extractors(config: OMConfig) -> tuple[list[Extractor], list[Extractor]]:
@@ -55,7 +55,7 @@ class ExtractionSetup:
 
 
 def prepare(
-    om: ObservationalMemory, live: LiveMemory, thread: Thread | None, source: str, *, thread_id: str | None = None
+    om: CycleContext, live: LiveMemory, thread: Thread | None, source: str, *, thread_id: str | None = None
 ) -> ExtractionSetup:
     """The extractors of one operation, their prompt plan and the thread's previous values;
     ``thread_id`` names a thread other than the live one (a resource-scope cycle's threads)."""
@@ -69,7 +69,7 @@ def prepare(
 
 
 async def finish(
-    om: ObservationalMemory, setup: ExtractionSetup, thread: Thread | None, output: Any, observations_text: str
+    om: CycleContext, setup: ExtractionSetup, thread: Thread | None, output: Any, observations_text: str
 ) -> ExtractionResult:
     """Collect and persist the values (the caller saves the thread)."""
     model = om.config.observation.model if setup.context["source"] == "observation" else om.config.reflection.model
@@ -95,7 +95,7 @@ def event_fields(result: ExtractionResult) -> dict[str, Any]:
     return fields
 
 
-def wrap_for_retrieval(om: ObservationalMemory, text: str, messages: list[Any]) -> str:
+def wrap_for_retrieval(om: CycleContext, text: str, messages: list[Any]) -> str:
     """With ``retrieval`` on, an observation group pointing at its source message range."""
     if om.config.retrieval is None or not text:
         return text

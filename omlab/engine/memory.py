@@ -19,8 +19,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from omlab.engine import reference_mode
@@ -35,10 +34,13 @@ from omlab.engine.buffering import (
 from omlab.engine.clock import Clock
 from omlab.engine.config import OMConfig
 from omlab.engine.context import build_actor_context
-from omlab.engine.errors import ConfigError
+from omlab.engine.cycle_context import CycleContext
+from omlab.engine.errors import ConfigError, ObservationalMemoryError
 from omlab.engine.events import DataListener, DebugListener, EventBus, iso
 from omlab.engine.extraction_step import configured_extractors
+from omlab.engine.extractors import Extractor
 from omlab.engine.live import LiveMemory
+from omlab.engine.live_views import LiveViews
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import observe_sync
 from omlab.engine.observer import ObserverRunner
@@ -46,20 +48,18 @@ from omlab.engine.read_only_storage import ReadOnlyStorage
 from omlab.engine.recall import RecallTool
 from omlab.engine.recall_schema import retrieval_instructions
 from omlab.engine.recall_search import EmbeddingSearchIndex, KeywordSearchIndex, SearchIndex
-from omlab.engine.record import ObservationRecord, Thread, new_id
+from omlab.engine.record import ObservationRecord, Thread
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
 from omlab.engine.reflector import ReflectorRunner
 from omlab.engine.resource_cycle import observe_resource, other_conversations_block
 from omlab.engine.scheduler import LiveScheduler, Scheduler
 from omlab.engine.status import Status
+from omlab.engine.step_result import PENDING_STATUS, StepResult
 from omlab.engine.storage import Storage
 from omlab.engine.temporal_markers import insert_temporal_markers, is_temporal_marker
-from omlab.engine.thresholds import dynamic_threshold, projected_message_removal
 from omlab.engine.token_counter import TokenCounter
-from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.client import ModelClient
-from omlab.llm.spec import ModelByInputTokens, describe_model, primary_model_name
-from omlab.storage import open_storage
+from omlab.llm.spec import primary_model_name
 
 log = logging.getLogger("omlab.engine")
 
@@ -75,9 +75,6 @@ _ENGINE_ONLY_OPTIONS = (
 )
 
 
-_PENDING_STATUS: Any = None  # a step's status is computed once, at its end
-
-
 def _config(options: Any, kwargs: dict[str, Any]) -> OMConfig:
     """The engine's config from an option object, or an :class:`OMConfig` (keyword arguments may
     then only add the standalone options)."""
@@ -91,43 +88,14 @@ def _config(options: Any, kwargs: dict[str, Any]) -> OMConfig:
     return dataclasses.replace(options, **changes) if changes else options
 
 
-class ObservationalMemoryError(RuntimeError):
-    """A misuse of the engine (e.g. a missing thread id)."""
-
-
-@dataclass(slots=True)
-class StepResult:
-    """What one step did. ``blocked_observation_s`` / ``blocked_reflection_s`` are how long the
-    actor waited on synchronous observation or reflection, or on background work it needed
-    (virtual seconds under a virtual scheduler)."""
-
-    status: Status
-    pending_before: int = 0
-    observed: bool = False
-    activated: bool = False
-    reflected: bool = False
-    buffering_started: bool = False
-    activations: int = 0
-    sync_observations: int = 0
-    sync_reflections: int = 0
-    blocked_observation_s: float = 0.0
-    blocked_reflection_s: float = 0.0
-    observed_message_ids: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def blocked_s(self) -> float:
-        """Seconds the actor waited in this step, on observation and reflection together."""
-        return self.blocked_observation_s + self.blocked_reflection_s
-
-
 class ObservationalMemory:
     """Observational Memory for threads of a conversation.
 
     Accepts every option of the seed documents, in snake_case or camelCase, as keyword arguments
     or as one mapping (``ObservationalMemory({"observation": {"messageTokens": 20_000}})``), plus
-    the standalone options ``storage`` (an ``omlab.engine.storage.Storage``, a ``.duckdb`` path or
-    ``None`` for in-memory), ``on_debug_event`` and ``obscure_thread_ids``. Engine-only keyword
+    the standalone options ``storage`` (a store implementing ``omlab.engine.storage.Storage``: the
+    engine receives a store and never opens one; :class:`omlab.ObservationalMemory` also accepts
+    ``None`` for in-memory or a ``.duckdb`` path), ``on_debug_event`` and ``obscure_thread_ids``. Engine-only keyword
     arguments: ``client`` (a :class:`~omlab.llm.client.ModelClient`), ``scheduler`` (live by
     default; a :class:`~omlab.engine.scheduler.VirtualScheduler` for replays), ``clock`` (the
     scheduler's clock when a scheduler is given), ``token_counter``, ``timezone`` (the IANA zone
@@ -140,44 +108,56 @@ class ObservationalMemory:
 
     def __init__(self, options: Any = None, /, **kwargs: Any) -> None:
         engine_args = {name: kwargs.pop(name) for name in _ENGINE_ONLY_OPTIONS if name in kwargs}
-        self.config: OMConfig = _config(options, kwargs)
-        self.storage: Storage = open_storage(self.config.storage)
-        if self.config.read_only:
-            self.storage = ReadOnlyStorage(self.storage)
-        scheduler = engine_args.get("scheduler")
-        self.scheduler: Scheduler = scheduler or LiveScheduler(engine_args.get("clock"))
-        self.clock: Clock = self.scheduler.clock
-        self.client: ModelClient = engine_args.get("client") or ModelClient()
+        config: OMConfig = _config(options, kwargs)
+        storage = self._receive_store(config.storage)
+        if config.read_only:
+            storage = ReadOnlyStorage(storage)
+        scheduler: Scheduler = engine_args.get("scheduler") or LiveScheduler(engine_args.get("clock"))
+        client: ModelClient = engine_args.get("client") or ModelClient()
         self.timezone: str = engine_args.get("timezone") or "UTC"
-        obs, refl = self.config.observation, self.config.reflection
-        self.counter: TokenCounter = engine_args.get("token_counter") or TokenCounter(primary_model_name(obs.model))
-        self.events = EventBus()
-        if self.config.on_debug_event is not None:
-            self.events.on_debug(self.config.on_debug_event)
+        obs, refl = config.observation, config.reflection
+        counter: TokenCounter = engine_args.get("token_counter") or TokenCounter(primary_model_name(obs.model))
+        events = EventBus()
+        if config.on_debug_event is not None:
+            events.on_debug(config.on_debug_event)
         if engine_args.get("on_event") is not None:
-            self.events.on_data(engine_args["on_event"])
-        self.observer = ObserverRunner(
+            events.on_data(engine_args["on_event"])
+        observer = ObserverRunner(
             model=obs.model,
             settings=obs.model_settings,
             provider_options=obs.provider_options,
             instruction=obs.instruction,
             thread_title=obs.thread_title,
             previous_observer_tokens=obs.previous_observer_tokens,
-            client=self.client,
+            client=client,
             observe_attachments=obs.observe_attachments,
         )
-        self.reflector = ReflectorRunner(
+        reflector = ReflectorRunner(
             model=refl.model,
             settings=refl.model_settings,
             provider_options=refl.provider_options,
             instruction=refl.instruction,
-            client=self.client,
-            count=self.counter.count_log,
+            client=client,
+            count=counter.count_log,
         )
-        self.observation_extractors, self.reflection_extractors = configured_extractors(self.config)
+        observation_extractors, reflection_extractors = configured_extractors(config)
+        #: the engine's parts as the cycles see them; the properties below read them from here
+        self.context = CycleContext(
+            config=config,
+            storage=storage,
+            scheduler=scheduler,
+            clock=scheduler.clock,
+            client=client,
+            counter=counter,
+            events=events,
+            observer=observer,
+            reflector=reflector,
+            observation_extractors=observation_extractors,
+            reflection_extractors=reflection_extractors,
+        )
         self.search_index: SearchIndex | None = None
-        if self.config.retrieval is not None:
-            if self.config.retrieval.vector:
+        if config.retrieval is not None:
+            if config.retrieval.vector:
                 embedder = engine_args.get("embedder")
                 if embedder is None:
                     raise ConfigError(
@@ -189,7 +169,64 @@ class ObservationalMemory:
             elif engine_args.get("keyword_search"):
                 # omlab extension: BM25 over raw messages, for runs without an embedder
                 self.search_index = KeywordSearchIndex()
-        self._live: dict[str, LiveMemory] = {}
+        self._views = LiveViews(config, storage, scheduler, counter, self.timezone)
+
+    @staticmethod
+    def _receive_store(spec: Any) -> Storage:
+        """The store the ``storage`` option gives. The engine takes a store object only;
+        :class:`omlab.ObservationalMemory` also opens ``None``, ``"memory"`` and ``.duckdb`` paths."""
+        if isinstance(spec, Storage):
+            return spec
+        raise ConfigError(
+            "storage",
+            f"the engine needs a store object (omlab.engine.storage.Storage), got {spec!r}; open one with "
+            f"omlab.storage.open_storage(...), or use omlab.ObservationalMemory, which accepts None, 'memory' "
+            f"and .duckdb paths",
+        )
+
+    @property
+    def config(self) -> OMConfig:
+        return self.context.config
+
+    @property
+    def storage(self) -> Storage:
+        return self.context.storage
+
+    @property
+    def scheduler(self) -> Scheduler:
+        return self.context.scheduler
+
+    @property
+    def clock(self) -> Clock:
+        return self.context.clock
+
+    @property
+    def client(self) -> ModelClient:
+        return self.context.client
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.context.counter
+
+    @property
+    def events(self) -> EventBus:
+        return self.context.events
+
+    @property
+    def observer(self) -> ObserverRunner:
+        return self.context.observer
+
+    @property
+    def reflector(self) -> ReflectorRunner:
+        return self.context.reflector
+
+    @property
+    def observation_extractors(self) -> list[Extractor]:
+        return self.context.observation_extractors
+
+    @property
+    def reflection_extractors(self) -> list[Extractor]:
+        return self.context.reflection_extractors
 
     @classmethod
     def from_memory_config(cls, serialized: Mapping[str, Any], /, **kwargs: Any) -> ObservationalMemory:
@@ -227,7 +264,7 @@ class ObservationalMemory:
         provider options (``openai.promptCacheRetention`` changes the ``"auto"`` TTL)."""
         if self.config.read_only:
             return None  # options.readOnly: no message is stored, nothing runs
-        live = await self._get_live(thread_id, resource_id)
+        live = await self._views.get(thread_id, resource_id)
         batch = list(messages)
         if batch and self.config.temporal_markers:
             batch = self._with_temporal_markers(live, batch)
@@ -294,22 +331,6 @@ class ObservationalMemory:
         if model is not None:
             live.last_actor_model = model
 
-    def _restore_activity(self, live: LiveMemory, thread_id: str) -> None:
-        """A new engine over existing storage: read the last activity time and actor model back
-        from the stored messages, so idle and provider-change activation survive a restart."""
-        cfg = self.config
-        wanted = (
-            cfg.observation.activate_after_idle,
-            cfg.observation.activate_on_provider_change,
-            cfg.reflection.activate_after_idle,
-            cfg.reflection.activate_on_provider_change,
-        )
-        if not any(value not in (None, False) for value in wanted):
-            return
-        stored = self.storage.get_messages(thread_id)
-        live.last_activity_at = last_activity_at(stored)
-        live.last_actor_model = last_actor_model(stored)
-
     async def process(
         self,
         thread_id: str,
@@ -319,30 +340,30 @@ class ObservationalMemory:
         trigger: str = "turn-sync",
     ) -> StepResult:
         """Run one step (see the module docstring) and return what it did."""
-        live = await self._get_live(thread_id)
+        live = await self._views.get(thread_id)
         CURRENT_ACTOR.set(ActorCall(actor_model or live.last_actor_model, dict(actor_provider_options or {})))
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
             live.step += 1
-            result = StepResult(status=_PENDING_STATUS, pending_before=live.pending_tokens)
+            result = StepResult(status=PENDING_STATUS, pending_before=live.pending_tokens)
             if self.config.enabled and not self.config.read_only:
                 reference_step_run = self.config.compat == "reference" and self.config.observation.async_enabled
                 if self.config.observation.async_enabled:
-                    await activate_on_triggers(self, live, actor_model, result)
+                    await activate_on_triggers(self.context, live, actor_model, result)
                 if reference_step_run:  # reflects inside, where the reference does
-                    await reference_step(self, live, result, trigger=trigger, actor_model=actor_model)
+                    await reference_step(self.context, live, result, trigger=trigger, actor_model=actor_model)
                 elif self.config.observation.async_enabled:
-                    await buffering_step(self, live, result)
-                elif live.pending_tokens >= self.threshold(live):
+                    await buffering_step(self.context, live, result)
+                elif live.pending_tokens >= self.context.threshold(live):
                     await self._observe_now(live, trigger, result)
                 if not reference_step_run:
-                    await maybe_reflect(self, live, trigger, result, actor_model=actor_model)
+                    await maybe_reflect(self.context, live, trigger, result, actor_model=actor_model)
             if actor_model:
                 live.last_actor_model = actor_model
-            result.status = self._status(live)
+            result.status = self.context.status(live)
             if self.config.compat == "reference":
                 reference_mode.store_step_pending(live.record, result.status.pending_tokens)
-            self._emit_status(live, result.status)
+            self.context.emit_status(live, result.status)
             return result
 
     async def end_turn(self, thread_id: str) -> None:
@@ -351,53 +372,53 @@ class ObservationalMemory:
             return
         if self.config.read_only:
             return
-        live = await self._get_live(thread_id)
+        live = await self._views.get(thread_id)
         async with live.lock:
-            await maybe_start_buffering(self, live, StepResult(status=self._status(live)), idle=True)
+            await maybe_start_buffering(self.context, live, StepResult(status=self.context.status(live)), idle=True)
 
     async def observe(self, thread_id: str, *, force: bool = True) -> StepResult:
         """Observe now, synchronously. With ``force`` (the default) everything unobserved is
         observed whatever the threshold (buffered chunks are activated first, so order holds)."""
-        live = await self._get_live(thread_id)
+        live = await self._views.get(thread_id)
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
-            result = StepResult(status=self._status(live))
-            if live.unobserved and (force or self._status(live).should_observe) and not self.config.read_only:
+            result = StepResult(status=self.context.status(live))
+            if live.unobserved and (force or self.context.status(live).should_observe) and not self.config.read_only:
                 result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
                 if live.record.buffered_chunks:
-                    await activate(self, live, "threshold", result, force_all=True)
+                    await activate(self.context, live, "threshold", result, force_all=True)
                 await self._observe_now(live, "manual", result, everything=True)
-                await maybe_reflect(self, live, "manual", result)
-            result.status = self._status(live)
+                await maybe_reflect(self.context, live, "manual", result)
+            result.status = self.context.status(live)
             return result
 
     async def reflect(self, thread_id: str, prompt: str | None = None) -> StepResult:
         """Reflect now, synchronously, whatever the threshold, optionally with guidance text."""
-        live = await self._get_live(thread_id)
+        live = await self._views.get(thread_id)
         async with live.lock:
             await self.scheduler.poll(f"{live.key}|")
-            result = StepResult(status=self._status(live))
+            result = StepResult(status=self.context.status(live))
             if live.record.active_observations.strip() and not self.config.read_only:
-                await reflect_sync(self, live, "manual", result, manual=True, guidance=prompt)
-            result.status = self._status(live)
+                await reflect_sync(self.context, live, "manual", result, manual=True, guidance=prompt)
+            result.status = self.context.status(live)
             return result
 
     async def finalize(self, thread_id: str) -> StepResult:
         """Wait for background work, activate every chunk, then observe and reflect if over their
         thresholds: the state a finished conversation leaves behind."""
-        live = await self._get_live(thread_id)
+        live = await self._views.get(thread_id)
         async with live.lock:
-            result = StepResult(status=self._status(live))
+            result = StepResult(status=self.context.status(live))
             if self.config.read_only:
                 return result
             result.blocked_observation_s += await self.scheduler.settle(live.obs_key)
             result.blocked_reflection_s += await self.scheduler.settle(live.refl_key)
-            if live.record.buffered_chunks and self._status(live).should_observe:
-                await activate(self, live, "threshold", result)
-            if self._status(live).should_observe:
+            if live.record.buffered_chunks and self.context.status(live).should_observe:
+                await activate(self.context, live, "threshold", result)
+            if self.context.status(live).should_observe:
                 await self._observe_now(live, "manual", result)
-            await maybe_reflect(self, live, "manual", result)
-            result.status = self._status(live)
+            await maybe_reflect(self.context, live, "manual", result)
+            result.status = self.context.status(live)
             return result
 
     async def settle(self) -> None:
@@ -405,8 +426,8 @@ class ObservationalMemory:
         await self.scheduler.drain()
 
     async def status(self, thread_id: str) -> Status:
-        live = await self._get_live(thread_id)
-        return self._status(live)
+        live = await self._views.get(thread_id)
+        return self.context.status(live)
 
     async def build_context(
         self, thread_id: str, *, current_date: datetime | None = None, resource_id: str | None = None
@@ -416,7 +437,7 @@ class ObservationalMemory:
         ``current_date`` drives the relative-time annotations (a benchmark passes the question
         date); it defaults to the clock's now. In resource scope a thread new to the memory (a
         fresh question thread) needs its ``resource_id``."""
-        live = await self._get_live(thread_id, resource_id)
+        live = await self._views.get(thread_id, resource_id)
         thread = self.storage.get_thread(thread_id)
         om = thread.om if thread is not None else {}
         retrieval = self.config.retrieval
@@ -429,7 +450,7 @@ class ObservationalMemory:
         others = None
         if self.config.scope == "resource":
             raw = [m for m in live.unobserved if m.thread_id == thread_id]
-            others = other_conversations_block(self, live, thread_id)
+            others = other_conversations_block(self.context, live, thread_id)
         context = build_actor_context(
             live.record.active_observations,
             raw,
@@ -446,22 +467,22 @@ class ObservationalMemory:
         return context
 
     async def get_observations(self, thread_id: str) -> str:
-        return (await self._get_live(thread_id)).record.active_observations
+        return (await self._views.get(thread_id)).record.active_observations
 
     async def get_record(self, thread_id: str) -> ObservationRecord:
-        return dataclasses.replace((await self._get_live(thread_id)).record)
+        return dataclasses.replace((await self._views.get(thread_id)).record)
 
     async def get_history(self, thread_id: str, *, resource_id: str | None = None) -> list[ObservationRecord]:
         """Every generation of the memory the thread belongs to, oldest first."""
-        return self.storage.get_history(*self._record_key(thread_id, resource_id))
+        return self.storage.get_history(*self._views.record_key(thread_id, resource_id))
 
     async def get_unobserved_messages(self, thread_id: str, *, resource_id: str | None = None) -> list[Message]:
         """Messages the actor still sees raw (in resource scope: of every thread of the resource)."""
-        return list((await self._get_live(thread_id, resource_id)).unobserved)
+        return list((await self._views.get(thread_id, resource_id)).unobserved)
 
     async def list_threads(self, thread_id: str) -> list[Thread]:
         """The threads sharing ``thread_id``'s memory (just that thread in thread scope)."""
-        scope, _, resource = self._record_key(thread_id, None)
+        scope, _, resource = self._views.record_key(thread_id, None)
         if scope == "resource":
             return self.storage.list_threads(resource)
         thread = self.storage.get_thread(thread_id)
@@ -470,238 +491,20 @@ class ObservationalMemory:
     async def clear(self, thread_id: str) -> None:
         """Forget the thread's memory (records and cursor); its messages stay in storage and are
         all unobserved again."""
-        scope, key_thread, key_resource = self._record_key(thread_id, None)
-        self.storage.clear(scope, key_thread, key_resource)
-        self._live.pop(f"resource:{key_resource}" if scope == "resource" else f"thread:{thread_id}", None)
+        self._views.forget(thread_id)
 
     def sync(self) -> SyncObservationalMemory:
         """A blocking facade with the same methods, for scripts."""
         return SyncObservationalMemory(self)
 
-    # ------------------------------------------------------------------ used by the cycle modules
-    def threshold(self, live: LiveMemory) -> int:
-        """The observation threshold in force (dynamic under ``shareTokenBudget``)."""
-        return dynamic_threshold(self.config.observation.message_tokens, live.record.observation_token_count)
-
-    def marker_config(self) -> dict[str, Any]:
-        """The ``config`` snapshot carried by lifecycle markers."""
-        message_tokens = self.config.observation.message_tokens
-        snapshot: dict[str, Any] = {
-            "messageTokens": getattr(message_tokens, "max", message_tokens),
-            "observationTokens": self.config.reflection.observation_tokens,
-            "scope": self.config.scope,
-        }
-        for role, model in (("observer", self.config.observation.model), ("reflector", self.config.reflection.model)):
-            if isinstance(model, str):
-                continue  # the reference's marker config has no model fields; only richer specs add them
-            # a description, never a repr: no key or header of a model config object shows
-            snapshot[f"{role}Model"] = describe_model(model)
-            if isinstance(model, ModelByInputTokens):
-                snapshot[f"{role}Routing"] = [
-                    {"upTo": row["up_to"], "model": row["model"]} for row in model.routing_table()
-                ]
-        if self.config.observation.activate_after_idle is not None:
-            # the resolved TTL in ms for the current actor ("auto" and per-provider maps resolved)
-            actor = CURRENT_ACTOR.get()
-            resolved = activation_ttl_ms(
-                self.config.observation.activate_after_idle, actor.model, actor.provider_options
-            )
-            if resolved is not None:
-                snapshot["activateAfterIdle"] = resolved
-        return snapshot
-
-    def update_thread_hints(
-        self,
-        thread: Thread | None,
-        live: LiveMemory,
-        cycle_id: str,
-        current_task: str | None,
-        suggested_response: str | None,
-        thread_title: str | None,
-    ) -> None:
-        """Write continuation hints and the title to the thread. A hint that is absent keeps the
-        previous value (never wiped, unlike the reference #22361)."""
-        if thread is None:
-            return
-        om = thread.om
-        if current_task:
-            om["currentTask"] = current_task
-        if suggested_response:
-            om["suggestedResponse"] = suggested_response
-        om["lastObservedAt"] = iso(live.record.last_observed_at) if live.record.last_observed_at else None
-        title = (thread_title or "").strip()
-        if self.config.observation.thread_title and len(title) >= 3 and title != thread.title:
-            old = thread.title
-            thread.title = title
-            om["threadTitle"] = title
-            self.events.data(
-                "data-om-thread-update",
-                {
-                    "cycleId": cycle_id,
-                    "threadId": thread.id,
-                    "oldTitle": old,
-                    "newTitle": title,
-                    "timestamp": iso(self.clock.now()),
-                },
-            )
-        thread.updated_at = self.clock.now()
-        self.storage.save_thread(thread)
-
+    # ------------------------------------------------------------------ steps
     async def _observe_now(
         self, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False
     ) -> None:
         if self.config.scope == "resource":
-            await observe_resource(self, live, trigger, result, everything=everything)
+            await observe_resource(self.context, live, trigger, result, everything=everything)
         else:
-            await observe_sync(self, live, trigger, result)
-
-    # ------------------------------------------------------------------ live view
-    def _record_key(self, thread_id: str, resource_id: str | None) -> tuple[str, str | None, str | None]:
-        """The storage key of the memory ``thread_id`` belongs to."""
-        if self.config.scope == "resource":
-            if resource_id is None:
-                thread = self.storage.get_thread(thread_id)
-                resource_id = thread.resource_id if thread is not None else None
-            if not resource_id:
-                raise ObservationalMemoryError(
-                    f"scope 'resource' needs a resource id: pass resource_id=... for thread {thread_id!r}"
-                )
-            return ("resource", None, resource_id)
-        return ("thread", thread_id, None)
-
-    async def _get_live(self, thread_id: str, resource_id: str | None = None) -> LiveMemory:
-        if not thread_id:
-            raise ObservationalMemoryError("a thread id is required")
-        scope, key_thread, key_resource = self._record_key(thread_id, resource_id)
-        key = f"resource:{key_resource}" if scope == "resource" else f"thread:{thread_id}"
-        now = self.clock.now()
-        live = self._live.get(key)
-        if live is not None:
-            if scope == "resource" and live.thread_id != thread_id:
-                self._ensure_thread(thread_id, key_resource, now)
-                live.thread_id = thread_id
-            return live
-        thread = self._ensure_thread(thread_id, resource_id or key_resource, now)
-        record = self.storage.get_head_record(scope, key_thread, key_resource)
-        if record is None:
-            record = ObservationRecord(
-                id=new_id("omr"),
-                scope=scope,  # type: ignore[arg-type]
-                thread_id=key_thread,
-                resource_id=key_resource if scope == "resource" else thread.resource_id,
-                created_at=now,
-                updated_at=now,
-                observed_timezone=self.timezone,
-                config=self.config.to_dict(include_runtime=False),
-            )
-            self.storage.save_record(record)
-        if scope == "resource":
-            unobserved = [
-                m for t in self.storage.list_threads(key_resource) for m in self._load_thread_unobserved(t, record)
-            ]
-            unobserved.sort(key=lambda m: (m.created_at, m.id))
-        else:
-            unobserved = self._load_unobserved(thread_id, record)
-        counts = {m.id: self.counter.count_message(m) for m in unobserved}
-        live = LiveMemory(
-            key, thread_id, key_resource or thread.resource_id, record, unobserved, counts, sum(counts.values())
-        )
-        self._restore_activity(live, thread_id)
-        self._live[key] = live
-        return live
-
-    def _ensure_thread(self, thread_id: str, resource_id: str | None, now: datetime) -> Thread:
-        thread = self.storage.get_thread(thread_id)
-        if thread is None:
-            thread = Thread(id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
-            self.storage.save_thread(thread)
-        return thread
-
-    def _load_thread_unobserved(self, thread: Thread, record: ObservationRecord) -> list[Message]:
-        """Resource scope: a thread's messages after its own cursor (falling back to the record's,
-        the fix of the reference's full reloads #15265)."""
-        stamp = thread.om.get("lastObservedAt")
-        cursor = datetime.fromisoformat(stamp) if stamp else None
-        if cursor is None:
-            messages = self.storage.get_messages(thread.id)
-        else:
-            messages = self.storage.get_messages(thread.id, after=cursor - timedelta(milliseconds=1))
-        observed = set(thread.om.get("observedAtCursor") or ())
-        return [
-            m
-            for m in messages
-            if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)
-        ]
-
-    def _load_unobserved(self, thread_id: str, record: ObservationRecord) -> list[Message]:
-        cursor = record.last_observed_at
-        if cursor is None:
-            messages = self.storage.get_messages(thread_id)
-        else:
-            # messages sharing the cursor's millisecond may or may not be observed: the id set decides
-            messages = self.storage.get_messages(thread_id, after=cursor - timedelta(milliseconds=1))
-        observed = set(record.observed_message_ids)
-        return [
-            m
-            for m in messages
-            if m.role != "system" and m.id not in observed and (cursor is None or m.created_at >= cursor)
-        ]
-
-    def _status(self, live: LiveMemory) -> Status:
-        record = live.record
-        cfg = self.config
-        chunks = record.buffered_chunks
-        threshold = self.threshold(live)
-        if self.scheduler.in_flight(live.obs_key):
-            buffering = "running"
-        else:
-            buffering = "complete" if chunks else "idle"
-        if self.scheduler.in_flight(live.refl_key):
-            reflection_status = "running"
-        else:
-            reflection_status = "complete" if record.buffered_reflection is not None else "idle"
-        projected = 0
-        chunk_tokens = live.chunk_message_tokens() if chunks else []
-        if chunks and cfg.observation.buffer_activation is not None:
-            projected = projected_message_removal(
-                chunk_tokens, live.pending_tokens, cfg.observation.buffer_activation, threshold
-            )
-        return Status(
-            record_id=record.id,
-            thread_id=live.thread_id,
-            resource_id=live.resource_id,
-            step_number=live.step,
-            generation_count=record.generation_count,
-            pending_tokens=live.pending_tokens,
-            threshold=threshold,
-            observation_tokens=record.observation_token_count,
-            reflect_threshold=cfg.reflection.observation_tokens,
-            block_after=cfg.observation.block_after,
-            buffered_chunks=len(chunks),
-            buffered_message_tokens=sum(chunk_tokens),
-            projected_message_removal=projected,
-            buffered_observation_tokens=sum(c.token_count for c in chunks),
-            buffering_status=buffering,
-            buffered_reflection_input_tokens=record.buffered_reflection_input_tokens,
-            buffered_reflection_tokens=record.buffered_reflection_tokens,
-            reflection_buffer_status=reflection_status,
-        )
-
-    def _emit_status(self, live: LiveMemory, status: Status) -> None:
-        self.events.data("data-om-status", status.to_data())
-        self.events.debug(
-            "step_progress",
-            self.clock.now(),
-            live.thread_id,
-            live.resource_id,
-            stepNumber=status.step_number,
-            finishReason="unknown",
-            pendingTokens=status.pending_tokens,
-            threshold=status.threshold,
-            thresholdPercent=round(100 * status.pending_tokens / status.threshold, 1) if status.threshold else 0.0,
-            willSave=status.should_observe,
-            willObserve=status.should_observe,
-        )
+            await observe_sync(self.context, live, trigger, result)
 
 
 class SyncObservationalMemory:

@@ -14,7 +14,8 @@ from omlab.engine.observation_text import append_with_boundary
 from omlab.engine.scheduler import CallCost
 
 if TYPE_CHECKING:
-    from omlab.engine.memory import ObservationalMemory, StepResult
+    from omlab.engine.cycle_context import CycleContext
+    from omlab.engine.step_result import StepResult
 
 log = logging.getLogger("omlab.engine")
 
@@ -31,7 +32,7 @@ def observer_cost(result: Any) -> CallCost:
     )
 
 
-async def observe_sync(om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult) -> None:
+async def observe_sync(om: CycleContext, live: LiveMemory, trigger: str, result: StepResult) -> None:
     """Observe every unobserved message that is safe to observe, blocking the actor."""
     messages = safe_prefix([m for m in live.unobserved if m.id not in live.in_flight_ids])
     if not messages:  # never run the Observer on nothing (the reference's H4 bug)

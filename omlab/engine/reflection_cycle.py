@@ -33,7 +33,8 @@ from omlab.engine.ttl import activation_ttl_ms
 from omlab.llm.spec import primary_model_name
 
 if TYPE_CHECKING:
-    from omlab.engine.memory import ObservationalMemory, StepResult
+    from omlab.engine.cycle_context import CycleContext
+    from omlab.engine.step_result import StepResult
 
 log = logging.getLogger("omlab.engine")
 
@@ -47,13 +48,13 @@ def _suppressed(live: LiveMemory) -> bool:
     return live.reflection_retry_at is not None and live.record.observation_token_count < live.reflection_retry_at
 
 
-def _back_off(om: ObservationalMemory, live: LiveMemory, size: int) -> None:
+def _back_off(om: CycleContext, live: LiveMemory, size: int) -> None:
     threshold = om.config.reflection.observation_tokens
     live.reflection_retry_at = size + max(1, int(threshold * RETRY_GROWTH))
 
 
 async def maybe_reflect(
-    om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *, actor_model: str | None = None
+    om: CycleContext, live: LiveMemory, trigger: str, result: StepResult, *, actor_model: str | None = None
 ) -> None:
     """The reflection half of a step."""
     cfg = om.config.reflection
@@ -94,7 +95,7 @@ async def maybe_reflect(
         await start_buffered_reflection(om, live, result)
 
 
-def _reflection_trigger(om: ObservationalMemory, live: LiveMemory, actor_model: str | None) -> tuple[str | None, dict]:
+def _reflection_trigger(om: CycleContext, live: LiveMemory, actor_model: str | None) -> tuple[str | None, dict]:
     cfg = om.config.reflection
     if live.record.observation_token_count >= cfg.observation_tokens:
         return "threshold", {}
@@ -145,7 +146,7 @@ def lines_worth(lines: list[str], budget: float, count: Any) -> int:
     return len(lines)
 
 
-async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, result: StepResult) -> None:
+async def start_buffered_reflection(om: CycleContext, live: LiveMemory, result: StepResult) -> None:
     cfg = om.config.reflection
     record = live.record
     lines = record.active_observations.split("\n")
@@ -263,7 +264,7 @@ async def start_buffered_reflection(om: ObservationalMemory, live: LiveMemory, r
 
 
 async def activate_buffered_reflection(
-    om: ObservationalMemory, live: LiveMemory, reason: str, result: StepResult, details: dict
+    om: CycleContext, live: LiveMemory, reason: str, result: StepResult, details: dict
 ) -> bool:
     """Replace the covered lines with the buffered reflection in a new generation."""
     cfg = om.config.reflection
@@ -312,7 +313,7 @@ async def activate_buffered_reflection(
 
 
 async def reflect_sync(
-    om: ObservationalMemory,
+    om: CycleContext,
     live: LiveMemory,
     trigger: str,
     result: StepResult,
@@ -467,7 +468,7 @@ async def reflect_sync(
     )
 
 
-def retrieval_groups(om: ObservationalMemory, reflection: str, source: str) -> str:
+def retrieval_groups(om: CycleContext, reflection: str, source: str) -> str:
     """With ``retrieval`` on, the reflection wrapped as a ``kind="reflection"`` group whose range
     spans the groups it condensed, so the recall tool can still reach their messages."""
     if om.config.retrieval is None:
@@ -475,7 +476,7 @@ def retrieval_groups(om: ObservationalMemory, reflection: str, source: str) -> s
     return reconcile_reflection_groups(reflection, source)
 
 
-def commit_generation(om: ObservationalMemory, live: LiveMemory, observations: str, tokens: int) -> None:
+def commit_generation(om: CycleContext, live: LiveMemory, observations: str, tokens: int) -> None:
     """Create the next generation holding ``observations``; buffered chunks move to it (finished
     work is never stranded on a retired record), a buffered reflection does not (it is stale)."""
     old = live.record

@@ -28,12 +28,13 @@ from omlab.engine.observation_cycle import duration_ms, observer_cost
 from omlab.engine.thread_sections import merge_thread_section, obscure_thread_id, wrap_thread_section
 
 if TYPE_CHECKING:
-    from omlab.engine.memory import ObservationalMemory, StepResult
+    from omlab.engine.cycle_context import CycleContext
+    from omlab.engine.step_result import StepResult
 
 OTHER_CONVERSATION_PART_CHARS = 500
 
 
-def shown_thread_id(om: ObservationalMemory, thread_id: str) -> str:
+def shown_thread_id(om: CycleContext, thread_id: str) -> str:
     """The id a model sees for a thread (hashed with ``obscureThreadIds``)."""
     return obscure_thread_id(thread_id) if om.config.obscure_thread_ids else thread_id
 
@@ -74,7 +75,7 @@ def group_by_thread(messages: Sequence[Message]) -> dict[str, list[Message]]:
 
 
 async def observe_resource(
-    om: ObservationalMemory, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False
+    om: CycleContext, live: LiveMemory, trigger: str, result: StepResult, *, everything: bool = False
 ) -> None:
     """One synchronous resource-scope observation (``everything``: all threads, not just enough
     to reach the threshold)."""
@@ -276,7 +277,7 @@ def resource_extraction_fields(by_thread: dict[str, ExtractionResult]) -> dict[s
     return fields
 
 
-def other_conversations_block(om: ObservationalMemory, live: LiveMemory, current_thread: str) -> str | None:
+def other_conversations_block(om: CycleContext, live: LiveMemory, current_thread: str) -> str | None:
     """Unobserved messages of the resource's *other* threads, as clearly separate reference
     context (parts cut to 500 characters)."""
     groups = {t: msgs for t, msgs in group_by_thread(live.unobserved).items() if t != current_thread}

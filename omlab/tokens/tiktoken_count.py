@@ -2,7 +2,7 @@
 
 tiktoken downloads its BPE files on first use. litellm bundles the o200k_base, cl100k_base and
 p50k_base files under the names tiktoken's cache expects (the SHA-1 of the download URL), so
-``prepare_environment()`` points ``TIKTOKEN_CACHE_DIR`` there. Before loading an encoding we check
+``prepare_bpe_cache()`` points ``TIKTOKEN_CACHE_DIR`` there. Before loading an encoding we check
 that its file is in the cache folder: a missing file raises :class:`EncodingUnavailableError`
 instead of letting tiktoken try the network.
 """
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omlab.llm.env import prepare_environment
+from omlab.tokens.bpe_cache import prepare_bpe_cache
 
 if TYPE_CHECKING:
     import tiktoken
@@ -54,7 +54,7 @@ def bpe_cache_path(encoding: str) -> Path:
         raise ValueError(
             f"unknown tiktoken encoding {encoding!r}; supported: {', '.join(SUPPORTED_ENCODINGS)}"
         ) from None
-    prepare_environment()
+    prepare_bpe_cache()
     cache_dir = (
         os.environ.get("TIKTOKEN_CACHE_DIR")
         or os.environ.get("DATA_GYM_CACHE_DIR")

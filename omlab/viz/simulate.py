@@ -1,7 +1,7 @@
 """What-if re-simulation: replay a sample conversation offline, in virtual time, under other settings.
 
 :func:`simulate` feeds a conversation, one message per step, to a fresh
-:class:`~omlab.engine.memory.ObservationalMemory` running the offline models (``omlab/observer``,
+:class:`~omlab.memory.ObservationalMemory` running the offline models (``omlab/observer``,
 ``omlab/reflector``) on a :class:`~omlab.engine.scheduler.VirtualScheduler`, and returns the same
 ``steps`` / ``events`` / ``model_calls`` frames a benchmark run records (built by the harness's
 own row builders in :mod:`omlab.bench.run.replay`), plus a summary computed by the harness's
@@ -39,11 +39,11 @@ from omlab.bench.results.schema import columns_of
 from omlab.bench.run.execution import run_coroutine
 from omlab.bench.run.replay import RowRecorder, conversation_messages, memory_prompt_tokens, step_row, thread_key
 from omlab.engine.clock import VirtualClock
-from omlab.engine.memory import ObservationalMemory
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, LatencyModel, PerModelLatency, VirtualScheduler
 from omlab.engine.token_counter import TokenCounter
 from omlab.llm.client import ModelClient
+from omlab.memory import ObservationalMemory
 
 SIMULATION_RUN_ID = "what-if"
 """The ``run_id`` of every simulated row (the frames have the results getters' columns)."""

@@ -6,7 +6,7 @@ import pytest
 import tiktoken.load
 import tiktoken.registry
 
-from omlab.llm.env import litellm_tokenizer_dir
+from omlab.tokens.bpe_cache import litellm_tokenizer_dir
 from omlab.tokens.tiktoken_count import (
     EncodingUnavailableError,
     bpe_cache_path,

@@ -32,9 +32,9 @@ from omlab.bench.run.unusable_replies import reply_problem
 from omlab.bench.scoring import answer_retained, evidence_retained
 from omlab.bench.suite.run_settings import RunSettings
 from omlab.engine.clock import VirtualClock
-from omlab.engine.memory import ObservationalMemory
 from omlab.engine.scheduler import VirtualScheduler
 from omlab.llm.types import ModelCall, ModelRequest
+from omlab.memory import ObservationalMemory
 
 ANSWER_MAX_TOKENS = 500
 _NO_RETENTION_TYPES = frozenset({"single-session-preference"})

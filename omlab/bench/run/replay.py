@@ -37,13 +37,14 @@ from typing import Any
 from omlab.bench.datasets.schema import Conversation
 from omlab.engine.clock import VirtualClock
 from omlab.engine.events import DataPart, DebugEvent
-from omlab.engine.memory import ObservationalMemory, StepResult
 from omlab.engine.messages import Message
 from omlab.engine.prompts import CONTEXT_INSTRUCTIONS, CONTEXT_PROMPT, CONTINUATION_REMINDER
 from omlab.engine.scheduler import LatencyModel, VirtualScheduler
+from omlab.engine.step_result import StepResult
 from omlab.engine.token_counter import TokenCounter
 from omlab.llm.client import ModelClient
 from omlab.llm.types import ModelCall
+from omlab.memory import ObservationalMemory
 
 ClientFactory = Callable[[Callable[[ModelCall], None]], ModelClient]
 """Builds the model client of one replay, given the hook that records its calls."""
