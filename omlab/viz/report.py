@@ -28,7 +28,7 @@ from omlab.viz.plots.pareto import plot_cost_vs_accuracy
 from omlab.viz.plots.survival import plot_fact_survival
 from omlab.viz.plots.sweep import plot_sweep_heatmap
 from omlab.viz.plots.tiers import plot_tier_routing
-from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY
+from omlab.viz.style import DPI, FIGSIZE_BARS, FIGSIZE_WIDE, FONT, GREY, plain_texts
 
 
 def file_stem(text: str) -> str:
@@ -192,6 +192,7 @@ def _save(
         figure = Figure(figsize=figsize, layout="constrained")
         draw(figure.add_subplot())
         figure.suptitle(f"run: {run_label}", fontsize=FONT.annotation, color=GREY, x=0.99, ha="right")
+        plain_texts(figure)
         path = out_dir / f"{run}-{name}.png"
         figure.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
         written.append(path)

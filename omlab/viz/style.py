@@ -11,11 +11,14 @@ artists of one ``Axes`` only.
 
 from __future__ import annotations
 
+import functools
 import zlib
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, TypeVar
 
+import matplotlib
 from matplotlib.axes import Axes
+from matplotlib.text import Text
 
 BLACK = "#000000"
 ORANGE = "#E69F00"
@@ -178,3 +181,28 @@ def style_axes(ax: Axes, *, title: str, xlabel: str, ylabel: str, grid_axis: str
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return ax
+
+
+_Plot = TypeVar("_Plot", bound=Callable[..., Any])
+
+
+def plain_texts(artist: Any) -> Any:
+    """Show every text of ``artist``'s figure as written: a ``$`` is a dollar, never the start of
+    math (``"total $0.60 (paid: $0.60)"`` would otherwise print "total 0.60(*paid*:0.60)")."""
+    figure = getattr(artist, "figure", None) or artist
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    return artist
+
+
+def plain_text_plot(plot: _Plot) -> _Plot:
+    """Decorate a plot function so that no text it draws is read as math (see :func:`plain_texts`);
+    every public ``plot_*`` function carries it (a test checks)."""
+
+    @functools.wraps(plot)
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        with matplotlib.rc_context({"text.parse_math": False}):  # texts made later, e.g. at draw time
+            return plain_texts(plot(*args, **kwargs))
+
+    draw.plain_text = True  # type: ignore[attr-defined]
+    return draw  # type: ignore[return-value]

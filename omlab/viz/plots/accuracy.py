@@ -30,7 +30,7 @@ from omlab.bench.scoring.bootstrap import bootstrap_ci
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, single_value
-from omlab.viz.style import BLACK, BLUE, FIGSIZE_BARS, FONT, GREY, SKY_BLUE, style_axes
+from omlab.viz.style import BLACK, BLUE, FIGSIZE_BARS, FONT, GREY, SKY_BLUE, plain_text_plot, style_axes
 
 PLOT = "plot_accuracy_by_type"
 METRIC_COLUMNS: tuple[str, ...] = ("name", "group_key", "value", "lo", "hi", "n")
@@ -192,6 +192,7 @@ def _in_display_order(table: pd.DataFrame) -> pd.DataFrame:
     return table.iloc[sorted(range(len(table)), key=lambda i: keys.iloc[i])].reset_index(drop=True)
 
 
+@plain_text_plot
 def plot_accuracy_by_type(
     frame: pd.DataFrame,
     *,

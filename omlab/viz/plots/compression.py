@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, select_value, utc_times
-from omlab.viz.style import BLACK, EVENT_COLORS, FIGSIZE_WIDE, GREY, style_axes
+from omlab.viz.style import BLACK, EVENT_COLORS, FIGSIZE_WIDE, GREY, plain_text_plot, style_axes
 
 PLOT = "plot_compression"
 EVENT_COLUMNS: tuple[str, ...] = ("ts", "type", "operation_type", "tokens_in", "tokens_out")
@@ -89,6 +89,7 @@ def compression_cycles(
     return frame[columns]
 
 
+@plain_text_plot
 def plot_compression(
     events: pd.DataFrame,
     *,

@@ -35,6 +35,7 @@ from omlab.viz.style import (
     EVENT_MARKERS,
     FIGSIZE_WIDE,
     SERIES_COLORS,
+    plain_text_plot,
     style_axes,
 )
 
@@ -188,6 +189,7 @@ def _step_at(steps: pd.DataFrame, times: pd.Series) -> np.ndarray:
     return steps["step"].to_numpy()[order][index]
 
 
+@plain_text_plot
 def plot_context_timeline(
     steps: pd.DataFrame,
     events: pd.DataFrame | None = None,

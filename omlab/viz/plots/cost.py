@@ -26,6 +26,7 @@ from omlab.viz.style import (
     ROLE_ORDER,
     TOKEN_PART_COLORS,
     categorical_colors,
+    plain_text_plot,
     style_axes,
 )
 
@@ -123,6 +124,7 @@ def _ordered(totals: pd.Series, dimension: Dimension, calls: pd.DataFrame) -> li
     return list(totals.sort_values(ascending=False, kind="stable").index)
 
 
+@plain_text_plot
 def plot_cost_breakdown(
     calls: pd.DataFrame,
     *,

@@ -24,7 +24,18 @@ from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._configs import CONFIG, labelled_by_config
 from omlab.viz.plots._frames import require_columns
 from omlab.viz.questions import CAUSE_LABELS
-from omlab.viz.style import FIGSIZE_BARS, FONT, GREEN, GREY, LIGHT_GREY, ORANGE, PURPLE, VERMILLION, style_axes
+from omlab.viz.style import (
+    FIGSIZE_BARS,
+    FONT,
+    GREEN,
+    GREY,
+    LIGHT_GREY,
+    ORANGE,
+    PURPLE,
+    VERMILLION,
+    plain_text_plot,
+    style_axes,
+)
 
 PLOT = "plot_loss_causes"
 QUESTION_COLUMNS: tuple[str, ...] = ("question_id", "question_type", "loss_cause")
@@ -118,6 +129,7 @@ def _type_order(types: pd.Series) -> list[str]:
     return known + sorted(present - set(known))
 
 
+@plain_text_plot
 def plot_loss_causes(
     questions: pd.DataFrame | Mapping[str, pd.DataFrame],
     *,

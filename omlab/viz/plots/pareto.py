@@ -27,6 +27,7 @@ from omlab.viz.style import (
     GREY,
     VERMILLION,
     column_label,
+    plain_text_plot,
     style_axes,
 )
 
@@ -64,6 +65,7 @@ def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True, m
     return pd.Series(valid & ~dominated, index=df.index, name="pareto")
 
 
+@plain_text_plot
 def plot_cost_vs_accuracy(
     points: pd.DataFrame,
     *,

@@ -38,7 +38,7 @@ from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._configs import CONFIG, labelled_by_config
 from omlab.viz.plots._frames import numeric, require_columns
-from omlab.viz.style import FIGSIZE_WIDE, GREY, categorical_colors, style_axes
+from omlab.viz.style import FIGSIZE_WIDE, GREY, categorical_colors, plain_text_plot, style_axes
 
 PLOT = "plot_fact_survival"
 LINEAGE_COLUMNS: tuple[str, ...] = (
@@ -184,6 +184,7 @@ def _token_grid(oldest: float) -> np.ndarray:
     return np.arange(0, math.floor(oldest / step) * step + step / 2, step, dtype="float64")
 
 
+@plain_text_plot
 def plot_fact_survival(
     lineage: pd.DataFrame | Mapping[str, pd.DataFrame],
     *,

@@ -32,7 +32,7 @@ from omlab.bench.report.metrics import COUNT_METRICS
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data
 from omlab.viz.plots._frames import has_rows, numeric, require_columns
-from omlab.viz.style import FIGSIZE_SQUARE, FONT, LIGHT_GREY, column_label, style_axes
+from omlab.viz.style import FIGSIZE_SQUARE, FONT, LIGHT_GREY, column_label, plain_text_plot, style_axes
 
 PLOT = "plot_sweep_heatmap"
 MISSING_LABEL = "none"
@@ -198,6 +198,7 @@ def _bare(column: str) -> str:
     return column_label(column).split(" (")[0]
 
 
+@plain_text_plot
 def plot_sweep_heatmap(
     sweep: pd.DataFrame,
     *,

@@ -16,7 +16,7 @@ from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, select_value
 from omlab.viz.plots.cost import tier_label
-from omlab.viz.style import BLUE, FIGSIZE_BARS, FONT, GREEN, ORANGE, style_axes
+from omlab.viz.style import BLUE, FIGSIZE_BARS, FONT, GREEN, ORANGE, plain_text_plot, style_axes
 
 PLOT = "plot_tier_routing"
 CALL_COLUMNS: tuple[str, ...] = (
@@ -108,6 +108,7 @@ def _label(row) -> str:
     return f"{label}\nrouted on {low if low == high else f'{low}–{high}'} tokens"
 
 
+@plain_text_plot
 def plot_tier_routing(
     calls: pd.DataFrame, *, role: str | None = None, title: str | None = None, ax: Axes | None = None
 ) -> Axes:

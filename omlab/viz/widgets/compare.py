@@ -17,7 +17,7 @@ from omlab.bench.results import ResultsCatalog
 from omlab.viz.plots import plot_accuracy_by_type, plot_context_timeline, plot_cost_breakdown
 from omlab.viz.plots._canvas import draw_no_data
 from omlab.viz.plots.accuracy import scored_column
-from omlab.viz.style import FIGSIZE_BARS, FIGSIZE_WIDE, FONT
+from omlab.viz.style import FIGSIZE_BARS, FIGSIZE_WIDE, FONT, plain_texts
 from omlab.viz.widgets._display import StaticCopy, figure_png, frame_html, ipywidgets, png_html, show, static_html
 from omlab.viz.widgets.compare_state import CompareState, RunSide
 
@@ -40,7 +40,7 @@ def side_by_side(
     if same_scale:
         share_scale(axes, same_scale)
     shared_legend(figure, axes)
-    return figure
+    return plain_texts(figure)
 
 
 def share_scale(axes: Any, axis: str) -> None:

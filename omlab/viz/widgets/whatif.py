@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from omlab.engine.messages import Message
 from omlab.viz.plots import plot_context_timeline
 from omlab.viz.simulate import Sample
-from omlab.viz.style import FIGSIZE_WIDE, LIGHT_GREY
+from omlab.viz.style import FIGSIZE_WIDE, LIGHT_GREY, plain_texts
 from omlab.viz.widgets._display import (
     StaticCopy,
     figure_png,
@@ -144,7 +144,7 @@ class WhatIfView:
         )
         self.y_top = max(self.y_top, ax.get_ylim()[1])
         ax.set_ylim(0, self.y_top)
-        return figure
+        return plain_texts(figure)
 
 
 def summary_table(summary: pd.DataFrame, baseline: dict[str, float], *, stale: bool = False) -> pd.DataFrame:
