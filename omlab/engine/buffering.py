@@ -37,7 +37,7 @@ from omlab.engine.thresholds import (
     should_trigger_buffer,
     stale_buffer_boundary,
 )
-from omlab.engine.ttl import activation_ttl_ms
+from omlab.engine.ttl import activation_ttl_ms, ttl_expired_ms
 
 if TYPE_CHECKING:
     from omlab.engine.cycle_context import CycleContext
@@ -404,6 +404,6 @@ async def activate_on_triggers(om: CycleContext, live: LiveMemory, actor_model: 
             result,
             details={
                 "lastActivityAt": int(live.last_activity_at.timestamp() * 1000),
-                "ttlExpiredMs": int(idle_ms - ttl),
+                "ttlExpiredMs": ttl_expired_ms(idle_ms, ttl, reference=om.config.compat == "reference"),
             },
         )

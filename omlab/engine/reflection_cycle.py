@@ -29,7 +29,7 @@ from omlab.engine.observation_groups import reconcile_reflection_groups
 from omlab.engine.record import new_id
 from omlab.engine.reflector import start_level
 from omlab.engine.thresholds import js_round, should_start_buffered_reflection
-from omlab.engine.ttl import activation_ttl_ms
+from omlab.engine.ttl import activation_ttl_ms, ttl_expired_ms
 from omlab.llm.spec import primary_model_name
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _reflection_trigger(om: CycleContext, live: LiveMemory, actor_model: str | N
         if idle_ms >= ttl:
             return "ttl", {
                 "lastActivityAt": int(live.last_activity_at.timestamp() * 1000),
-                "ttlExpiredMs": int(idle_ms - ttl),
+                "ttlExpiredMs": ttl_expired_ms(idle_ms, ttl, reference=om.config.compat == "reference"),
             }
     return None, {}
 

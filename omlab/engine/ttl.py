@@ -205,3 +205,13 @@ def activation_ttl_ms(
     if setting == "auto":
         return provider_cache_ttl_ms(model, provider_options)
     return int(setting)
+
+
+def ttl_expired_ms(idle_ms: float, ttl_ms: int, *, reference: bool = False) -> int:
+    """``ttlExpiredMs`` of an idle (``ttl``) activation marker.
+
+    The seed documents it as how long ``activateAfterIdle`` had been exceeded (idle time minus
+    the TTL: 1,000 after 5 min 1 s with a 5-minute TTL); the reference (1.31.0) reports the whole
+    idle time (301,000), which ``compat="reference"`` (``reference=True``) reproduces.
+    """
+    return int(idle_ms) if reference else int(idle_ms - ttl_ms)
