@@ -362,6 +362,9 @@ async def reflect_sync(
                 "durationMs": duration_ms(started, now, 0.0),
                 "tokensAttempted": inp,
                 "error": f"Did not compress below threshold ({inp} → {out}, target {target}), retrying at level {level}",
+                # not in the reference's marker: without it only the error text tells an attempt
+                # that is retried from a failed cycle (docs/divergences.md, extensions)
+                "retrying": True,
             },
         )
         om.events.data("data-om-observation-start", {**start_marker, "startedAt": iso(now)})

@@ -198,3 +198,16 @@ def test_buffered_reflection_covers_lines_worth_its_budget():
     assert sum(count(line) for line in lines[: covered - 1]) < 20
     assert lines_worth(lines, 10_000, count) == len(lines)
     assert lines_worth([], 5, count) == 0
+
+
+async def test_the_failed_marker_before_a_reflection_retry_says_retrying():
+    # issue 20 item 4: a consumer must tell "this attempt failed, another follows" from a failed cycle
+    om, clock, parts = _om("omlab/stubborn-reflector", messageTokens=300)
+    await _feed(om, clock, make_conversation(6_000, seed=21))
+    failed = [
+        p.data for p in parts if p.type == "data-om-observation-failed" and p.data["operationType"] == "reflection"
+    ]
+    retries = [f for f in failed if "retrying at level" in f["error"]]
+    assert retries, "the stubborn reflector was retried"
+    assert all(f["retrying"] is True for f in retries)
+    assert all("retrying" not in f for f in failed if f not in retries)
