@@ -339,14 +339,13 @@ def _loaded_json(value: Any) -> Any:
 
 def chunks_from_stored(value: Any) -> list[BufferedChunk]:
     """A record's ``buffered_chunks`` in any shape a tool may have stored: a list, ``null``, JSON
-    text of either, or a single chunk object."""
+    text of either, or a single chunk object. Anything else (``{}``, text that is not JSON, a
+    number) is no chunk, as the reference reads any stored value that is not an array."""
     value = _loaded_json(value)
-    if value is None:
-        return []
-    if isinstance(value, dict):
+    if isinstance(value, dict) and value:
         value = [value]
     if not isinstance(value, list):
-        raise TypeError(f"buffered_chunks must be a list of chunk objects, got {type(value).__name__}")
+        return []
     return [chunk_from_dict(_loaded_json(chunk)) for chunk in value]
 
 

@@ -458,6 +458,12 @@ def test_stored_chunk_fields_in_other_shapes_load():
     assert record_from_dict(_stored_record(buffered_chunks=[no_ids])).buffered_chunks[0].message_ids == []
 
 
+@pytest.mark.parametrize("stored", [{}, "{}", "not json", "[not json", 42, "42", 4.5, True])
+def test_stored_chunks_in_odd_shapes_load_as_no_chunk(stored):
+    # issue 20 item 5: the reference reads anything but an array as no chunk
+    assert record_from_dict(_stored_record(buffered_chunks=stored)).buffered_chunks == []
+
+
 # --- relative dates ---------------------------------------------------------------------------
 
 TODAY = datetime(2024, 9, 30, 12, 0, tzinfo=UTC)
