@@ -51,6 +51,7 @@ from omlab.engine.recall_search import EmbeddingSearchIndex, KeywordSearchIndex,
 from omlab.engine.record import ObservationRecord, Thread
 from omlab.engine.reflection_cycle import maybe_reflect, reflect_sync
 from omlab.engine.reflector import ReflectorRunner
+from omlab.engine.resolved_config import resolved_config
 from omlab.engine.resource_cycle import observe_resource, other_conversations_block
 from omlab.engine.scheduler import LiveScheduler, Scheduler
 from omlab.engine.status import Status
@@ -468,6 +469,11 @@ class ObservationalMemory:
 
     async def get_observations(self, thread_id: str) -> str:
         return (await self._views.get(thread_id)).record.active_observations
+
+    async def get_resolved_config(self, request_context: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The reference's ``getResolvedConfig()``: scope, thresholds and each role's concrete
+        model id (a ``ModelByInputTokens`` router: its smallest tier's, with ``routing``)."""
+        return await resolved_config(self.config, request_context)
 
     async def get_record(self, thread_id: str) -> ObservationRecord:
         return dataclasses.replace((await self._views.get(thread_id)).record)
