@@ -288,3 +288,17 @@ def test_target_met_or_floor_reached(items: list[tuple[int, str, list[str], bool
     groups = re.split(r"^Date: .*$", out, flags=re.MULTILINE)[1:]
     floor = all(len(bullets(group)) == 1 and "  * ->" not in group for group in groups)
     assert estimate_token_count(out) < target or floor
+
+
+def test_the_line_memo_holds_nothing_the_garbage_collector_tracks():
+    # issue 20: the memo keeps an entry per log line; tracked entries (a frozenset of words) pushed
+    # a 1M-token replay over the full-collection threshold, a cost billed to the engine
+    import gc
+
+    from omlab.llm.offline.reflector import _item_line
+
+    entry = _item_line("* 🔴 (10:00) User mentioned the quarterly budget review moved to Thursday")
+    gc.collect()
+    gc.collect()  # a tuple is untracked once the tuples it holds are: the inner one first
+    assert not gc.is_tracked(entry)
+    assert entry[4] == tuple(sorted(set(entry[4])))  # content words: distinct and sorted, so equal sets compare equal

@@ -141,7 +141,7 @@ class _Item:
     position: int
     group: _Group
     key: str  # observation_key of the line as parsed
-    words: frozenset[str]  # its content words
+    words: tuple[str, ...]  # its content words, sorted (see _content_words)
     day: int  # the group's day ordinal
     tokens: int = 0
     alive: bool = True
@@ -271,7 +271,7 @@ class _ObservationLog:
         """Exact duplicates keep the first line; lines with the same content words keep the first
         position with the newest wording. Children are merged, the higher priority wins."""
         exact: dict[tuple[str | None, str], _Item] = {}
-        loose: dict[tuple[str | None, frozenset[str]], _Item] = {}
+        loose: dict[tuple[str | None, tuple[str, ...]], _Item] = {}
         for item in self.items:
             key, words = item.key, item.words
             if not key:
@@ -449,13 +449,17 @@ def _line_kind(raw: str) -> tuple[str, str, object]:
     return _TEXT, line, line[:1].isspace()
 
 
-def _content_words(key: str) -> frozenset[str]:
-    """The words of an observation key that say something (stopwords left out)."""
-    return frozenset(key.split()) - _STOPWORDS
+def _content_words(key: str) -> tuple[str, ...]:
+    """The distinct words of an observation key that say something (stopwords left out), sorted.
+
+    A sorted tuple compares like the set it stands for, and unlike a frozenset it holds no
+    container the garbage collector must track: the memo keeps one per log line, and thousands
+    of tracked entries made full collections in the engine's process (issue 20)."""
+    return tuple(sorted(set(key.split()) - _STOPWORDS))
 
 
 @line_memo
-def _item_line(line: str) -> tuple[str, str, int, str, frozenset[str]]:
+def _item_line(line: str) -> tuple[str, str, int, str, tuple[str, ...]]:
     """What parsing needs of one observation line: head (bullet, emoji and time), body, priority
     rank, comparison key and content words."""
     match = _LINE_RE.match(line)
