@@ -253,27 +253,27 @@ def sanitize_observation_lines(text: str, max_chars: int = MAX_OBSERVATION_LINE_
 
 
 _DATE_HEADER_LINE = re.compile(r"^\s*Date:\s")
-_TOP_LEVEL_BULLET = re.compile(r"^[*-]\s")
 _OBSERVATION_TIME = re.compile(r"^[*-]\s+(?:\S+\s+)?\(([0-9]{1,2}):([0-9]{2})\s*([AaPp])?\.?(?:[Mm]\.?)?\)")
 
 
 def _minutes_of(items: list[list[str]]) -> list[int] | None:
     matches = [_OBSERVATION_TIME.match(item[0]) for item in items]
-    if any(m is None for m in matches):
+    if None in matches:
         return None
-    marked = sum(1 for m in matches if m.group(3))
-    if 0 < marked < len(matches):
+    times = [m.groups() for m in matches]
+    marked = sum(1 for _, _, meridiem in times if meridiem)
+    if 0 < marked < len(times):
         return None
-    if marked == len(matches):
-        return [(int(m.group(1)) % 12) * 60 + (720 if m.group(3) in "Pp" else 0) + int(m.group(2)) for m in matches]
+    if marked == len(times):
+        return [(int(h) % 12) * 60 + (720 if meridiem in "Pp" else 0) + int(m) for h, m, meridiem in times]
     # Without AM/PM, "13:35" or "09:15" read as 24-hour and "1:35" as 12-hour, while "10:30" could
     # be either; a mix that cannot be ordered safely is left alone.
-    hours = [m.group(1) for m in matches]
-    twelve_hour = any(re.fullmatch(r"[1-9]", h) for h in hours)
-    twenty_four_hour = any(re.fullmatch(r"0[0-9]|1[3-9]|2[0-9]", h) for h in hours)
+    hours = [h for h, _, _ in times]
+    twelve_hour = any(len(h) == 1 and h != "0" for h in hours)
+    twenty_four_hour = any(len(h) == 2 and (h[0] in "02" or (h[0] == "1" and h[1] in "3456789")) for h in hours)
     if twelve_hour and (twenty_four_hour or len(set(hours)) > 1):
         return None
-    return [int(m.group(1)) * 60 + int(m.group(2)) for m in matches]
+    return [int(h) * 60 + int(m) for h, m, _ in times]
 
 
 def sort_observations_by_time(text: str) -> str:
@@ -291,26 +291,31 @@ def sort_observations_by_time(text: str) -> str:
     sortable = True
     in_group = False
 
+    moved = False
+
     def flush() -> None:
+        nonlocal moved
         minutes = _minutes_of(items) if sortable and len(items) > 1 else None
-        ordered = (
-            items
-            if minutes is None
-            else [item for _, item in sorted(zip(minutes, items, strict=True), key=lambda pair: pair[0])]
-        )
+        if minutes is None or all(map(int.__le__, minutes, minutes[1:])):
+            ordered = items  # a stable sort of a non-decreasing sequence changes nothing
+        else:
+            moved = True
+            ordered = [item for _, item in sorted(zip(minutes, items, strict=True), key=lambda pair: pair[0])]
         output.extend(header)
         for item in ordered:
             output.extend(item)
         output.extend(trailing)
 
+    # The cheap tests before each pattern skip most lines (a log holds thousands; reflections
+    # parse the whole log back).
     for line in text.split("\n"):
-        if _DATE_HEADER_LINE.match(line):
+        if "Date:" in line and _DATE_HEADER_LINE.match(line):
             if in_group:
                 flush()
             header, items, trailing, sortable, in_group = [line], [], [], True, True
         elif not in_group:
             output.append(line)
-        elif _TOP_LEVEL_BULLET.match(line):
+        elif line[:1] in ("*", "-") and line[1:2].isspace():
             if items:
                 items[-1].extend(trailing)
             trailing = []
@@ -327,7 +332,7 @@ def sort_observations_by_time(text: str) -> str:
             trailing = []
     if in_group:
         flush()
-    return "\n".join(output)
+    return "\n".join(output) if moved else text
 
 
 # --- actor-context rendering -------------------------------------------------------------

@@ -440,3 +440,11 @@ def test_blocks_are_those_of_the_single_pattern(text: str) -> None:
     assert _observation_blocks(text) == [m.group(1) for m in _ONE_PATTERN_BLOCK.finditer(text)]
     if _ANY_HINT_TAG.search(text) is None:  # the pre-check never hides a section
         assert all(_first_section(tag, text) is None for tag in ("current-task", "suggested-response", "thread-title"))
+
+
+def test_a_sort_that_moves_nothing_returns_the_text_itself():
+    # a reflection parses the whole log back: when every group is already in order, no rebuild
+    text = "Date: Mar 3, 2025\n* 🔴 (09:15) a\n  * child\n* 🟡 (10:30) b\n\nDate: Mar 4, 2025\n* 🔴 (1:05 PM) c"
+    assert sort_observations_by_time(text) is text
+    swapped = "Date: Mar 3, 2025\n* 🟡 (10:30) b\n* 🔴 (09:15) a\n  * child"
+    assert sort_observations_by_time(swapped) == "Date: Mar 3, 2025\n* 🔴 (09:15) a\n  * child\n* 🟡 (10:30) b"
