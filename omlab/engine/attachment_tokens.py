@@ -18,7 +18,9 @@ tiles and documents by pages. These are the reference engine's local heuristics:
   payload (a URL) costs the text tokens of a small ``{type, mimeType, filename}`` descriptor.
 
 Image dimensions come from ``part.width``/``part.height`` or from the image header inside the
-payload (PNG, JPEG, GIF, WebP; raw bytes, base64 or a data: URI). There is never a network probe.
+payload (PNG, JPEG, GIF, WebP; raw bytes, base64 or a data: URI). Counting never touches the
+network; ``ObservationalMemory(..., probe_image_urls=True)`` sizes URL images before they are
+counted (:mod:`omlab.engine.image_probe`).
 
 Model strings are ``provider/model-id``; litellm's ``gemini``/``vertex_ai`` prefixes count as
 Google. A model without a provider prefix uses the OpenAI rules for its model id.

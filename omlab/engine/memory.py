@@ -39,6 +39,7 @@ from omlab.engine.errors import ConfigError, ObservationalMemoryError
 from omlab.engine.events import DataListener, DebugListener, EventBus, iso
 from omlab.engine.extraction_step import configured_extractors
 from omlab.engine.extractors import Extractor
+from omlab.engine.image_probe import probe_image_dimensions
 from omlab.engine.live import LiveMemory
 from omlab.engine.live_views import LiveViews
 from omlab.engine.messages import Message
@@ -65,6 +66,7 @@ from omlab.llm.spec import primary_model_name
 log = logging.getLogger("omlab.engine")
 
 _ENGINE_ONLY_OPTIONS = (
+    "probe_image_urls",
     "client",
     "clock",
     "scheduler",
@@ -102,7 +104,10 @@ class ObservationalMemory:
     scheduler's clock when a scheduler is given), ``token_counter``, ``timezone`` (the IANA zone
     used to date observations), ``on_event`` (a listener for ``data-om-*`` parts) and
     ``keyword_search`` (omlab extension: with ``retrieval`` but no ``vector``, offer the recall
-    tool's ``search`` mode over a keyword (BM25) index; off by default, as documented).
+    tool's ``search`` mode over a keyword (BM25) index; off by default, as documented) and
+    ``probe_image_urls`` (omlab option, off by default: fetch the first bytes of each URL image
+    with no size before counting it, as the reference's probe does; see
+    :mod:`omlab.engine.image_probe`).
 
     All methods are coroutines; :meth:`sync` returns a blocking facade for scripts.
     """
@@ -116,6 +121,7 @@ class ObservationalMemory:
         scheduler: Scheduler = engine_args.get("scheduler") or LiveScheduler(engine_args.get("clock"))
         client: ModelClient = engine_args.get("client") or ModelClient()
         self.timezone: str = engine_args.get("timezone") or "UTC"
+        self.probe_image_urls: bool = bool(engine_args.get("probe_image_urls"))
         obs, refl = config.observation, config.reflection
         counter: TokenCounter = engine_args.get("token_counter") or TokenCounter(primary_model_name(obs.model))
         events = EventBus()
@@ -267,6 +273,8 @@ class ObservationalMemory:
             return None  # options.readOnly: no message is stored, nothing runs
         live = await self._views.get(thread_id, resource_id)
         batch = list(messages)
+        if batch and self.probe_image_urls:
+            await probe_image_dimensions(batch)
         if batch and self.config.temporal_markers:
             batch = self._with_temporal_markers(live, batch)
         if batch and self.config.compat == "reference":
