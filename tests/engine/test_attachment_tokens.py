@@ -301,3 +301,31 @@ def test_payload_changes_with_every_input():
     assert describe_attachment(image(1024, 1024, detail="low"), "openai/gpt-4o").payload != base
     assert describe_attachment(image(1024, 1023), "openai/gpt-4o").payload != base
     assert describe_attachment(image(1024, 1024), "openai/gpt-4o").payload == base
+
+
+@pytest.mark.parametrize("encoding", ["bytes", "base64", "data-uri"])
+def test_a_pdf_message_is_priced_by_its_bytes_as_the_reference_counts_a_file_with_data(encoding):
+    # issue 20 item 7: @mastra/memory 1.31.0's TokenCounter.countMessage gives 30,005 for this
+    # message (openai/gpt-4o, a 120,000-byte PDF in the part's data); its descriptor (22 tokens)
+    # prices only a PDF it cannot measure (a URL, or bytes in a UI message's `url` field)
+    from datetime import UTC, datetime
+
+    from omlab.engine.messages import Message
+    from omlab.engine.token_counter import TokenCounter
+
+    raw = b"A" * 120_000
+    data = {
+        "bytes": raw,
+        "base64": base64.b64encode(raw).decode(),
+        "data-uri": "data:application/pdf;base64," + base64.b64encode(raw).decode(),
+    }[encoding]
+    part = Part(type="file", data=data, mime_type="application/pdf", filename="r.pdf")
+    message = Message(id="m1", role="user", parts=[part], created_at=datetime(2025, 3, 3, tzinfo=UTC))
+    assert TokenCounter(model="openai/gpt-4o").count_message(message) == 30_005
+    url = Part(type="file", data="https://example.com/r.pdf", mime_type="application/pdf")
+    assert (
+        TokenCounter(model="openai/gpt-4o").count_message(
+            Message(id="m2", role="user", parts=[url], created_at=datetime(2025, 3, 3, tzinfo=UTC))
+        )
+        == 25
+    )
