@@ -304,7 +304,9 @@ class ObservationalMemory:
         if previous is None:
             stored = self.storage.get_messages(live.thread_id)
             previous = stored[-1] if stored else None
-        out = insert_temporal_markers(batch, previous, timezone=self.timezone)
+        out = insert_temporal_markers(
+            batch, previous, timezone=self.timezone, reference=self.config.compat == "reference"
+        )
         for message in out:
             if is_temporal_marker(message):
                 self.events.data(

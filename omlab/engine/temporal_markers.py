@@ -80,6 +80,50 @@ def gap_text(gap: timedelta) -> str | None:
     return f"{_round_half_up(days / 7)} weeks later"
 
 
+def _unit(value: int, unit: str) -> str:
+    return f"{value} {unit}{'' if value == 1 else 's'}"
+
+
+_MINUTE_MS = 60_000
+_SPANS = (  # (span, unit, sub-span, sub-unit): the largest span the gap is below picks the wording
+    (24 * 60 * _MINUTE_MS, ("hour", 60 * _MINUTE_MS), ("minute", _MINUTE_MS)),
+    (7 * 24 * 60 * _MINUTE_MS, ("day", 24 * 60 * _MINUTE_MS), ("hour", 60 * _MINUTE_MS)),
+    (30 * 24 * 60 * _MINUTE_MS, ("week", 7 * 24 * 60 * _MINUTE_MS), ("day", 24 * 60 * _MINUTE_MS)),
+    (365 * 24 * 60 * _MINUTE_MS, ("month", 30 * 24 * 60 * _MINUTE_MS), ("week", 7 * 24 * 60 * _MINUTE_MS)),
+)
+
+
+def format_temporal_gap(gap: timedelta) -> str | None:
+    """The reference's relative-span wording (``formatTemporalGap``): None below 10 minutes;
+    ``"11 minutes later"`` (minutes rounded half up) under an hour; then the two largest units,
+    floored, the second left out when 0: ``"2 hours 30 minutes later"``, ``"3 days 5 hours
+    later"``, ``"2 weeks 2 days later"``, ``"1 month 2 weeks later"`` (30-day months),
+    ``"2 years 2 months later"`` (365-day years). omlab's own markers use :func:`gap_text`'s
+    buckets; ``compat="reference"`` uses this."""
+    ms = gap // timedelta(milliseconds=1)
+    if ms < 10 * _MINUTE_MS:
+        return None
+    if ms < 60 * _MINUTE_MS:
+        return f"{_unit(max(1, math.floor(ms / _MINUTE_MS + 0.5)), 'minute')} later"
+    primary, secondary = ("year", 365 * 24 * 60 * _MINUTE_MS), ("month", 30 * 24 * 60 * _MINUTE_MS)
+    for span, major, minor in _SPANS:
+        if ms < span:
+            primary, secondary = major, minor
+            break
+    count, rest = divmod(ms, primary[1])
+    parts = [_unit(count, primary[0])]
+    if rest // secondary[1] > 0:
+        parts.append(_unit(rest // secondary[1], secondary[0]))
+    return f"{' '.join(parts)} later"
+
+
+def format_reference_marker_time(dt: datetime, timezone: str = "UTC") -> str:
+    """``03/04/2025, 2:05 PM UTC``: the reference's marker timestamp (``toLocaleString`` en-US)."""
+    local = utc(dt).astimezone(ZoneInfo(timezone))
+    hour = local.hour % 12 or 12
+    return f"{local:%m/%d/%Y}, {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'} {local.tzname()}"
+
+
 def format_marker_time(dt: datetime, timezone: str = "UTC") -> str:
     """``Tue Mar 4 2025, 14:05 UTC``: the moment in ``timezone`` with its abbreviation."""
     local = utc(dt).astimezone(ZoneInfo(timezone))
@@ -109,13 +153,26 @@ def is_temporal_marker(message: Message) -> bool:
     return isinstance(namespace, dict) and bool(namespace.get(METADATA_FLAG))
 
 
-def make_marker(previous: Message, following: Message, *, timezone: str = "UTC") -> Message | None:
+def reference_gap_marker(previous: datetime, current: datetime, *, timezone: str = "UTC") -> str | None:
+    """The reference's reminder text, ``"2 hours 30 minutes later — 03/04/2025, 2:05 PM UTC"``, or
+    None below 10 minutes."""
+    text = format_temporal_gap(utc(current) - utc(previous))
+    if text is None:
+        return None
+    return f"{text} — {format_reference_marker_time(current, timezone)}"
+
+
+def make_marker(
+    previous: Message, following: Message, *, timezone: str = "UTC", reference: bool = False
+) -> Message | None:
     """The marker to put before ``following`` (None when the gap is too small).
 
     The message is dated one millisecond before ``following`` so storage order (``created_at``,
     ``id``) places it right before; its text part carries ``following``'s time. It belongs to the
-    same thread and resource."""
-    text = gap_marker(previous.created_at, following.created_at, timezone=timezone)
+    same thread and resource. ``reference=True`` words it as the reference does
+    (:func:`reference_gap_marker`) instead of omlab's bucketed ``[… later — …]``."""
+    wording = reference_gap_marker if reference else gap_marker
+    text = wording(previous.created_at, following.created_at, timezone=timezone)
     if text is None:
         return None
     return Message(
@@ -135,7 +192,7 @@ def make_marker(previous: Message, following: Message, *, timezone: str = "UTC")
         metadata={
             METADATA_NAMESPACE: {
                 METADATA_FLAG: True,
-                "gap": gap_text(following.created_at - previous.created_at),
+                "gap": (format_temporal_gap if reference else gap_text)(following.created_at - previous.created_at),
                 "text": text,
                 "previousMessageId": previous.id,
                 "messageId": following.id,
@@ -149,6 +206,7 @@ def insert_temporal_markers(
     previous_message: Message | None = None,
     *,
     timezone: str = "UTC",
+    reference: bool = False,
 ) -> list[Message]:
     """``messages`` (new messages in time order) with a marker before every user message that
     comes at least :data:`MIN_GAP` after the message before it.
@@ -165,7 +223,7 @@ def insert_temporal_markers(
             out.append(message)
             continue
         if message.role == "user" and last is not None and marker_id(message.id) not in present:
-            marker = make_marker(last, message, timezone=timezone)
+            marker = make_marker(last, message, timezone=timezone, reference=reference)
             if marker is not None:
                 out.append(marker)
         out.append(message)
@@ -183,6 +241,8 @@ __all__ = [
     "MARKER_ID_PREFIX",
     "MIN_GAP",
     "format_marker_time",
+    "format_reference_marker_time",
+    "format_temporal_gap",
     "gap_marker",
     "gap_text",
     "insert_temporal_markers",
@@ -190,4 +250,5 @@ __all__ = [
     "make_marker",
     "marker_id",
     "observer_view",
+    "reference_gap_marker",
 ]

@@ -148,3 +148,45 @@ def test_the_observer_reads_markers_as_system_reminders():
         "User: Back again",
     ]
     assert batch[1].role == "user"  # the stored message is untouched
+
+
+# --- the reference's relative-span wording (issue 20 item 10) ---------------------------------
+
+_MINUTE, _HOUR, _DAY = 60_000, 3_600_000, 86_400_000
+
+
+@pytest.mark.parametrize(
+    ("ms", "expected"),
+    [  # formatTemporalGap of @mastra/memory 1.31.0, run with node for each gap
+        (9 * _MINUTE, None),
+        (10 * _MINUTE, "10 minutes later"),
+        (10.5 * _MINUTE, "11 minutes later"),
+        (59.5 * _MINUTE, "60 minutes later"),
+        (_HOUR, "1 hour later"),
+        (2.5 * _HOUR, "2 hours 30 minutes later"),
+        (23 * _HOUR + 59 * _MINUTE, "23 hours 59 minutes later"),
+        (_DAY, "1 day later"),
+        (3 * _DAY + 5 * _HOUR, "3 days 5 hours later"),
+        (7 * _DAY, "1 week later"),
+        (16 * _DAY + 3 * _HOUR, "2 weeks 2 days later"),
+        (30 * _DAY, "1 month later"),
+        (45 * _DAY, "1 month 2 weeks later"),
+        (365 * _DAY, "1 year later"),
+        (800 * _DAY, "2 years 2 months later"),
+    ],
+)
+def test_format_temporal_gap_words_a_span_as_the_reference(ms, expected):
+    from omlab.engine.temporal_markers import format_temporal_gap
+
+    assert format_temporal_gap(timedelta(milliseconds=ms)) == expected
+
+
+def test_reference_markers_use_the_reference_wording_and_timestamp():
+    from omlab.engine.temporal_markers import make_marker
+
+    before = Message.of("assistant", "Sure.", datetime(2025, 3, 4, 11, 35, tzinfo=UTC))
+    after = Message.of("user", "Back again.", datetime(2025, 3, 4, 14, 5, tzinfo=UTC))
+    reference = make_marker(before, after, reference=True)
+    assert reference.text == "<system-reminder>2 hours 30 minutes later — 03/04/2025, 2:05 PM UTC</system-reminder>"
+    omlab = make_marker(before, after)
+    assert omlab.text == "<system-reminder>[3 hours later — Tue Mar 4 2025, 14:05 UTC]</system-reminder>"
