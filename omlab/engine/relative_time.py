@@ -27,8 +27,10 @@ also past a year).
 
 Range headers (``Date: Aug 13–27, 2024``) are dated by their first day; the gap before the next
 header is counted from their last day. A full date written inside an observation line gets the
-relative time after it, like a header (omlab; the reference annotates only headers and inline
-``(meaning …)``).
+relative time after it, like a header, and so do an ISO date, a month and year, a range in plain
+parentheses and a year after "in/since/during/by/until/from" (omlab; the reference annotates
+only headers and inline ``(meaning …)``). Inline annotations also read ISO dates, spans of years
+("approx. 2021–2026": the first), "end of 2023" (Dec 1) and "by late 2027".
 
 The function is idempotent: an annotated header, an annotated inline date and an existing gap
 line are recognised and left alone, so applying it twice changes nothing.
@@ -75,7 +77,9 @@ _FUTURE_INTENT = re.compile(
 
 # "(meaning Mar 22, 2025)", "(meaning Mar 22, 2025 at 18:08)", "(estimated 2023)"
 _CLOCK_TIME = r"(?:,?\s+(?:at\s+)?[0-9]{1,2}:[0-9]{2}(?:\s*[AaPp]\.?[Mm]\.?)?)?"
-_INLINE_DATE = re.compile(rf"\((estimated|meaning)\s+([^)]*?[0-9]{{4}}{_CLOCK_TIME})\)", re.IGNORECASE)
+_INLINE_DATE = re.compile(
+    rf"\((estimated|meaning)\s+([^)]*?[0-9]{{4}}(?:-[0-9]{{2}}-[0-9]{{2}})?{_CLOCK_TIME})\)", re.IGNORECASE
+)
 _DASH = r"\s*(?:[-–—]|to|until|through)\s*"
 _SIMPLE_DATE = re.compile(r"([A-Z][a-z]+)\.?\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})")
 # "Aug 13–27, 2024" and "Aug 28 – Sep 3, 2024": the range start
@@ -93,9 +97,23 @@ _MONTH_RANGE = re.compile(
 _MONTH_YEAR = re.compile(r"\b([A-Z][a-z]+)\.?\s+([0-9]{4})\b")
 _YEAR = re.compile(r"(?:\b(late|early|mid)[- ]?)?\b((?:1[89]|2[0-9])[0-9]{2})\b", re.IGNORECASE)
 _YEAR_LEAD_IN = re.compile(
-    r"(?:(?:sometime|some time|around|circa|about|during|throughout)\s+)?(?:in\s*)?(?:the\s+year(?:\s+of)?\s*)?",
+    r"(?:(?:approx\.?|approximately|roughly|~|c\.)\s*)?"
+    r"(?:(?:sometime|some time|around|circa|about|during|throughout|by|before|until|after|since)(?:\s+|$))?"
+    r"(?:in\s*)?(?:the\s+year(?:\s+of)?\s*)?",
     re.IGNORECASE,
 )
+_YEAR_NUMBER = r"(?:1[89]|2[0-9])[0-9]{2}"
+# "2024-01-10"
+_ISO_DATE = re.compile(r"\b([0-9]{4})-([0-9]{2})-([0-9]{2})\b")
+# "2021–2026", "2022–2023 or 2023–2024": a span of years means its first
+_YEAR_SPAN = re.compile(
+    rf"(?:\b(late|early|mid)[- ]?)?\b({_YEAR_NUMBER}){_DASH}{_YEAR_NUMBER}\b"
+    rf"(?:\s+or\s+{_YEAR_NUMBER}(?:{_DASH}{_YEAR_NUMBER})?\b)*",
+    re.IGNORECASE,
+)
+# "end of 2023", "the start of 2024", "beginning of 2022"
+_YEAR_EDGE = re.compile(rf"(?:\bthe\s+)?\b(end|start|beginning)\s+of\s+({_YEAR_NUMBER})\b", re.IGNORECASE)
+_YEAR_EDGE_MONTH = {"end": 12, "start": 1, "beginning": 1}
 _MONTH_NAME = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 # a full date written inside an observation line, single or a range
 _LINE_DATE = re.compile(
@@ -103,7 +121,16 @@ _LINE_DATE = re.compile(
     rf"(?:(?:{_DASH})(?:{_MONTH_NAME}\s+)?[0-9]{{1,2}}(?:st|nd|rd|th)?)?,?\s+[0-9]{{4}}\b"
     rf"(?:{_DASH}{_MONTH_NAME}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,?\s+[0-9]{{4}}\b)?"
 )
-_PARENTHESISED = re.compile(r"\([^()]*\)")
+# the inline annotations ``expand_inline_dates`` handles: their dates are left to it
+_PARENTHESISED = re.compile(r"\((?:meaning|estimated)\s[^()]*\)", re.IGNORECASE)
+# looser dates inside a line: an ISO date, a month and year, a year after a preposition
+_LINE_LOOSE_DATE = re.compile(
+    rf"\b[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}\b"
+    rf"|\b{_MONTH_NAME}\s+(?:1[89]|2[0-9])[0-9]{{2}}\b(?![-–—/:][0-9])"
+    rf"|\b(?:in|since|during|by|until|from)\s+((?:1[89]|2[0-9])[0-9]{{2}})\b(?![-–—/:.,]?[0-9])"
+)
+_FUTURE_YEARS = 10
+"""A bare year further in the future than this is more likely a number than a date."""
 
 _RELATIVE_WORDING = r"today|yesterday|tomorrow|[0-9]+ (?:day|week|month|year)s? ago|in [0-9]+ (?:day|week|month|year)s?"
 _ALREADY_RELATIVE = re.compile(rf"[ \t]*\((?:{_RELATIVE_WORDING})\)")
@@ -179,6 +206,12 @@ def parse_date_from_content(content: str) -> date | None:
     names may be full, three-letter or "Sept". Anything else (years such as "20XX", a day the
     month lacks) gives None.
     """
+    match = _ISO_DATE.search(content)
+    if match:
+        try:
+            return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            return None
     for pattern in (_DAY_RANGE, _SIMPLE_DATE):
         match = pattern.search(content)
         if match:
@@ -201,6 +234,14 @@ def parse_date_from_content(content: str) -> date | None:
         parsed = _make_date(match.group(1), 1, match.group(2))
         if parsed:
             return parsed
+    for pattern in (_YEAR_EDGE, _YEAR_SPAN):
+        match = pattern.search(content)
+        rest = (content[: match.start()] + content[match.end() :]) if match else ""
+        if match and _YEAR_LEAD_IN.fullmatch(rest.strip()):
+            if pattern is _YEAR_EDGE:
+                return date(int(match.group(2)), _YEAR_EDGE_MONTH[match.group(1).lower()], 1)
+            month = _VAGUE_MONTH_OF_YEAR[match.group(1).lower()] if match.group(1) else 1
+            return date(int(match.group(2)), month, 1)
     match = _YEAR.search(content)
     rest = (content[: match.start()] + content[match.end() :]) if match else ""
     # a year alone, at most with a vague lead-in ("sometime in 2023"); "Feb 30, 2023" is no year
@@ -306,28 +347,36 @@ def _header_span(text: str) -> tuple[date, date] | None:
 
 
 def _annotate_line_dates(text: str, today: date) -> str:
-    """Full dates written inside observation lines ("flight on Aug 13, 2024") get the relative
-    time after them, as ``Date:`` headers do; dates inside parentheses (the inline ``(meaning …)``
-    annotations), header lines and already annotated dates are left alone."""
-    if not _LINE_DATE.search(text):
+    """Dates written inside observation lines ("flight on Aug 13, 2024", "started 2024-01-10",
+    "moved in Apr 2020", "paid $500 in 2024") get the relative time after them, as ``Date:``
+    headers do; dates inside the inline ``(meaning …)`` / ``(estimated …)`` annotations, header
+    lines and already annotated dates are left alone. A bare year more than ten years ahead is
+    taken for a number, not a date."""
+    if not (_LINE_DATE.search(text) or _LINE_LOOSE_DATE.search(text)):
         return text
     lines = text.split("\n")
     for index, line in enumerate(lines):
-        if line.lstrip().startswith("Date:") or not _LINE_DATE.search(line):
+        if line.lstrip().startswith("Date:"):
+            continue
+        found = [(m.start(), m.end(), m.group(0)) for m in _LINE_DATE.finditer(line)]
+        for match in _LINE_LOOSE_DATE.finditer(line):
+            start = match.start(1) if match.group(1) else match.start()
+            found.append((start, match.end(), match.group(1) or match.group(0)))
+        if not found:
             continue
         shielded = [m.span() for m in _PARENTHESISED.finditer(line)]
         out, position = [], 0
-        for match in _LINE_DATE.finditer(line):
-            if any(start <= match.start() < end for start, end in shielded):
+        for start, end, content in sorted(found):
+            if start < position or any(low <= start < high for low, high in shielded):
                 continue
-            if _ALREADY_RELATIVE.match(line, match.end()):
+            if _ALREADY_RELATIVE.match(line, end):
                 continue
-            target = parse_date_from_content(match.group(0))
-            if target is None:
+            target = parse_date_from_content(content)
+            if target is None or target.year > today.year + _FUTURE_YEARS:
                 continue
-            out.append(line[position : match.end()])
+            out.append(line[position:end])
             out.append(f" ({format_relative_days((today - target).days)})")
-            position = match.end()
+            position = end
         out.append(line[position:])
         lines[index] = "".join(out)
     return "\n".join(lines)

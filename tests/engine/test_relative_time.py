@@ -254,3 +254,52 @@ def test_idempotent_and_one_annotation_per_header(headers: list[date], today: da
     assert once.count(" (") == len(headers) * 2  # one "(HH:MM)" and one annotation per group
     gaps = sum(1 for a, b in itertools.pairwise(headers) if (b - a).days > 1)
     assert once.count(" later]") == gaps
+
+
+# --- the date forms of issue 20 item 9 (1.31.0 annotates none of them; omlab's extension does) ---
+
+_TODAY_2026 = date(2026, 6, 1)
+
+
+@pytest.mark.parametrize(
+    ("line", "annotated"),
+    [
+        ("User started the job (meaning 2024-01-10)", "User started the job (meaning 2024-01-10 - 2 years ago)"),
+        (
+            "User studied there (estimated approx. 2021–2026)",
+            "User studied there (estimated approx. 2021–2026 - 5 years ago)",
+        ),
+        (
+            "User moved (estimated approx. 2022–2023 or 2023–2024)",
+            "User moved (estimated approx. 2022–2023 or 2023–2024 - 4 years ago)",
+        ),
+        ("User adopted a cat in Apr 2020", "User adopted a cat in Apr 2020 (6 years ago)"),
+        ("User traveled (Mar 1–15, 2025)", "User traveled (Mar 1–15, 2025 (1 year ago))"),
+        (
+            "User bought a car (estimated approx. late 2023)",
+            "User bought a car (estimated approx. late 2023 - 2 years ago)",
+        ),
+        (
+            "User finished the course (estimated end of 2023)",
+            "User finished the course (estimated end of 2023 - 2 years ago)",
+        ),
+        (
+            "User expects a promotion (estimated by late 2027)",
+            "User expects a promotion (estimated by late 2027 - in 1 year)",
+        ),
+        (
+            "User paid $500 in 2024; the rest is due later",
+            "User paid $500 in 2024 (2 years ago); the rest is due later",
+        ),
+        ("User joined on 2024-01-10", "User joined on 2024-01-10 (2 years ago)"),
+    ],
+)
+def test_more_date_forms_get_relative_time(line: str, annotated: str) -> None:
+    text = f"* 🔴 (10:00) {line}"
+    assert add_relative_time(text, _TODAY_2026) == f"* 🔴 (10:00) {annotated}"
+    assert add_relative_time(f"* 🔴 (10:00) {annotated}", _TODAY_2026) == f"* 🔴 (10:00) {annotated}"
+
+
+def test_numbers_that_look_like_far_future_years_are_left_alone() -> None:
+    text = "* 🔴 (10:00) User set the context to 2048 tokens in 2048 slots"
+    assert add_relative_time(text, _TODAY_2026) == text
