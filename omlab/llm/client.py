@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from time import perf_counter
+from time import perf_counter, thread_time
 from typing import Any, TypeAlias
 
 from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, ResponseCache, cache_key
@@ -112,6 +112,9 @@ class ModelClient:
         self.offline_seconds: dict[str, float] = {}
         """Wall seconds spent inside each offline model's ``generate`` (``omlab/<name>`` → s), so a
         benchmark can tell the engine's own time from the models' (which stand in for providers)."""
+        self.offline_cpu_seconds: dict[str, float] = {}
+        """CPU seconds of the calling thread inside each offline model's ``generate``: unlike wall
+        time, they do not count the time other processes held the core."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` or raise :class:`ModelCallError` once every fallback has failed."""
@@ -339,6 +342,7 @@ class ModelClient:
         # Offline models are fast and synchronous; a plain call keeps them deterministic.
         profile = settings.get("profile")
         started = perf_counter()
+        started, cpu_started = perf_counter(), thread_time()
         try:
             if profile is not None:  # a calibrated profile sizes the output (omlab.llm.offline.sizing)
                 from omlab.llm.offline.sizing import OutputSizing, sized_generate
@@ -357,6 +361,9 @@ class ModelClient:
         finally:
             self.offline_seconds[attempt.model] = (
                 self.offline_seconds.get(attempt.model, 0.0) + perf_counter() - started
+            )
+            self.offline_cpu_seconds[attempt.model] = (
+                self.offline_cpu_seconds.get(attempt.model, 0.0) + thread_time() - cpu_started
             )
         return result.text, Usage(result.input_tokens, result.output_tokens), "stop", {"offline": True}
 

@@ -241,6 +241,8 @@ async def test_models_registered_next_to_the_builtins_are_reachable(monkeypatch)
 async def test_offline_seconds_add_up_the_time_inside_each_offline_model(echo_models, monkeypatch):
     ticks = iter(range(100))
     monkeypatch.setattr("omlab.llm.client.perf_counter", lambda: float(next(ticks)))
+    cpu_ticks = iter(range(0, 200, 2))
+    monkeypatch.setattr("omlab.llm.client.thread_time", lambda: float(next(cpu_ticks)))
 
     class Failing(EchoModel):
         def generate(self, messages, **kwargs):
@@ -255,3 +257,5 @@ async def test_offline_seconds_add_up_the_time_inside_each_offline_model(echo_mo
         await client.complete(request("omlab/failing"))
     # one tick per generate: a benchmark subtracts exactly the models' time, failed calls included
     assert client.offline_seconds == {"omlab/echo": 2.0, "omlab/small": 1.0, "omlab/failing": 1.0}
+    # and the CPU time of the calling thread, which other processes holding the core do not inflate
+    assert client.offline_cpu_seconds == {"omlab/echo": 4.0, "omlab/small": 2.0, "omlab/failing": 2.0}
