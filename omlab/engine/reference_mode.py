@@ -48,7 +48,11 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   resource scope (omlab: applies them, and hashes thread ids in resource scope, as the seed
   documents); the switch is in ``omlab/engine/config_options.py``;
 * D5, buffer boundary after an op: a successful buffer op leaves the interval boundary at the
-  op's own message tokens, not at the pending count it started at.
+  op's own message tokens, not at the pending count it started at;
+* idle activation marker: ``ttlExpiredMs`` is the whole idle time (omlab: how long the TTL was
+  exceeded, as the seed documents it; ``omlab.engine.ttl.ttl_expired_ms``);
+* temporal markers: the reference's relative-span wording and timestamp
+  (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``).
 """
 
 from __future__ import annotations
