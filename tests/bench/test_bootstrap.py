@@ -58,3 +58,12 @@ def test_interval_brackets_the_mean_within_the_data_range(values, seed):
     mean, lo, hi = bootstrap_ci(values, n=200, seed=seed)
     assert min(values) - 1e-12 <= lo <= mean <= hi <= max(values) + 1e-12
     assert mean == pytest.approx(sum(values) / len(values))
+
+
+def test_score_ci_picks_wilson_for_proportions_and_the_bootstrap_for_other_scores():
+    from omlab.bench.scoring import score_ci
+
+    interval, method = score_ci([1, 1, 1, 1, 1, 1], n=200, seed=0)
+    assert method == "Wilson score" and interval.hi == 1.0 and interval.lo < 0.7
+    interval, method = score_ci([0.2, 0.4, 0.9], n=200, seed=0)
+    assert method == "percentile bootstrap" and interval.lo <= interval.mean <= interval.hi

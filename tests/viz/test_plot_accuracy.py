@@ -123,3 +123,21 @@ def test_default_scorer_is_the_first_score_column_with_values():
     assert table.overall == pytest.approx(2 / 3)
     only_f1 = answers_frame([{"question_type": "a", "f1": 0.4}])
     assert title(plot_accuracy_by_type(only_f1, n_boot=50)) == "F1 by question type"
+
+
+def test_error_bars_name_the_interval_they_draw():
+    # per-type accuracy in metrics rows comes from Wilson score intervals (a share of correct answers)
+    assert "Wilson" in plot_accuracy_by_type(_metrics()).get_xlabel()
+    f1 = metrics_frame([{"name": "f1", "group_key": "temporal-reasoning", "value": 0.4, "lo": 0.3, "hi": 0.5, "n": 9}])
+    assert "bootstrap" in plot_accuracy_by_type(f1, metric="f1").get_xlabel()
+    verdicts = answers_frame([{"question_type": "temporal", "judge": v} for v in (True, False, True)])
+    assert "Wilson" in plot_accuracy_by_type(verdicts, n_boot=100).get_xlabel()
+    scores = answers_frame([{"question_type": "temporal", "f1": v} for v in (0.2, 0.4)])
+    assert "bootstrap" in plot_accuracy_by_type(scores, scorer="f1", n_boot=100).get_xlabel()
+
+
+def test_all_correct_still_has_an_interval():
+    answers = answers_frame([{"question_type": "temporal-reasoning", "judge": True}] * 6)
+    row = accuracy_table(answers, n_boot=200).by_group.iloc[0]
+    assert row["value"] == 1.0 and row["hi"] == 1.0
+    assert 0.5 < row["lo"] < 0.7  # 6/6: the Wilson interval reaches down to about 61%

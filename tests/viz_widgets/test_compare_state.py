@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from omlab.bench.results import metrics_df
@@ -128,3 +129,29 @@ def test_timelines_share_one_y_scale_one_legend_and_wide_axes(runs):
     for ax in (left, right):
         # each side keeps over a third of the figure's width (the old per-side legends left ~5%)
         assert ax.get_window_extent().width > 0.35 * figure_width
+
+
+def test_deltas_of_metrics_with_intervals_get_an_interval():
+    from omlab.viz.widgets.compare_state import line_up_metrics
+
+    left = pd.DataFrame([{"name": "accuracy", "group_key": "all", "value": 0.5, "lo": 0.3, "hi": 0.7}])
+    right = pd.DataFrame([{"name": "accuracy", "group_key": "all", "value": 0.8, "lo": 0.6, "hi": 0.9}])
+    row = line_up_metrics(left, right, groups="all").iloc[0]
+    assert row["delta"] == pytest.approx(0.3)
+    # Newcombe's method from the two Wilson intervals: d ∓ sqrt of the squared half-widths
+    assert row["delta_lo"] == pytest.approx(0.3 - ((0.8 - 0.6) ** 2 + (0.7 - 0.5) ** 2) ** 0.5)
+    assert row["delta_hi"] == pytest.approx(0.3 + ((0.9 - 0.8) ** 2 + (0.5 - 0.3) ** 2) ** 0.5)
+
+
+def test_the_relative_column_prints_as_a_signed_percent():
+    from omlab.viz.widgets.compare import diff_html
+
+    frame = pd.DataFrame(
+        [
+            {"name": "accuracy", "group_key": "all", "left": 0.5, "right": 0.49, "delta": -0.01, "relative": -0.02},
+            {"name": "cost", "group_key": "all", "left": 0.0, "right": 1.0, "delta": 1.0, "relative": float("nan")},
+        ]
+    ).assign(delta_lo=[-0.2, float("nan")], delta_hi=[0.18, float("nan")])
+    html = diff_html(frame)
+    assert "<td>-2.0%</td>" in html and "<td>-0.0</td>" not in html
+    assert "[-0.200, +0.180]" in html

@@ -51,7 +51,7 @@ import pandas as pd
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.results.frames import paid_costs
-from omlab.bench.scoring import bootstrap_ci, locomo_report, longmemeval_report
+from omlab.bench.scoring import locomo_report, longmemeval_report, wilson_ci
 from omlab.bench.scoring.locomo_protocol import aggregate_f1_values
 
 METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n", "n_missing")
@@ -285,7 +285,7 @@ def _question_metrics(
         rows.append(_row("task_averaged_accuracy", "all", task_averaged, n=report.n))
         if len(report.missing_types) < len(LONGMEMEVAL_TYPES):  # a LongMemEval run, some types absent
             rows += [_row("task_type_absent", t, 1.0) for t in report.missing_types]
-    rows += _retention_rows(frame, scores, n_boot, seed)
+    rows += _retention_rows(frame, scores)
     return _with_missing_counts(rows, frame, scores, kind, judged)
 
 
@@ -357,12 +357,12 @@ def _locomo_rows(frame: pd.DataFrame, policy: str, has_verdicts: bool, n_boot: i
     return rows
 
 
-def _retention_rows(frame: pd.DataFrame, scores: pd.DataFrame, n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _retention_rows(frame: pd.DataFrame, scores: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     retained = frame["question_id"].map(_scores_of(scores, "retention", "value")).astype("float64")
     if retained.notna().any():
         with_type = frame.assign(retained=retained).dropna(subset=["retained"])
-        interval = bootstrap_ci(with_type["retained"].tolist(), n=n_boot, seed=seed)
+        interval = wilson_ci(with_type["retained"].tolist())  # a share of questions: never zero-width
         rows.append(_row("retention", "all", interval.mean, interval.lo, interval.hi, len(with_type)))
         for group, values in with_type.groupby("question_type", sort=True)["retained"]:
             rows.append(_row("retention", str(group), float(values.mean()), n=len(values)))

@@ -6,7 +6,7 @@ from omlab.bench.scoring.aggregate import (
     locomo_report,
     longmemeval_report,
 )
-from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci, wilson_ci
+from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci, score_ci, wilson_ci
 from omlab.bench.scoring.f1 import locomo_f1, multi_answer_f1, normalize_answer, token_f1
 from omlab.bench.scoring.longmemeval_judge import (
     DEFAULT_JUDGE_PROMPTS,
@@ -42,6 +42,7 @@ __all__ = [
     "normalize_answer",
     "parse_verdict",
     "porter_stem",
+    "score_ci",
     "token_f1",
     "wilson_ci",
 ]

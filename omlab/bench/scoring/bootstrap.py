@@ -15,7 +15,7 @@ _MAX_CELLS_PER_CHUNK = 4_000_000
 
 
 class ConfidenceInterval(NamedTuple):
-    """A mean with its bootstrap interval (unpacks as ``mean, lo, hi``)."""
+    """A mean with its confidence interval (unpacks as ``mean, lo, hi``)."""
 
     mean: float
     lo: float
@@ -79,3 +79,15 @@ def wilson_ci(values: Sequence[bool | float], *, alpha: float = 0.05) -> Confide
     centre = (share + z * z / (2 * n)) / denominator
     half = z / denominator * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
     return ConfidenceInterval(share, max(0.0, centre - half), min(1.0, centre + half))
+
+
+def score_ci(
+    values: Sequence[bool | float], *, n: int = 2000, alpha: float = 0.05, seed: int = 0
+) -> tuple[ConfidenceInterval, str]:
+    """``(interval, method)`` for per-question scores: the Wilson score interval when every value is
+    0/1 (a share of correct answers: 6 out of 6 still gets an interval), the percentile bootstrap
+    otherwise (F1 and other graded scores). ``method`` names it, for labels."""
+    data = np.asarray(values, dtype=float)
+    if data.ndim == 1 and data.size and np.isin(data, (0.0, 1.0)).all():
+        return wilson_ci(values, alpha=alpha), "Wilson score"
+    return bootstrap_ci(values, n=n, alpha=alpha, seed=seed), "percentile bootstrap"

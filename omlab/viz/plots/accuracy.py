@@ -1,4 +1,4 @@
-"""Recall accuracy per question type, with bootstrap confidence intervals and the two headline averages.
+"""Recall accuracy per question type, with confidence intervals and the two headline averages.
 
 LongMemEval quotes two overall numbers (benchmarks.md §1.5): the *micro* accuracy over all
 questions, and the *task-averaged* accuracy (the unweighted mean of the per-type accuracies).
@@ -11,8 +11,9 @@ The plot reads either frame:
   ``task_averaged_<metric>`` gives the task average (else it is the mean of the type bars); the
   ``abstention`` group is drawn hatched, as a subset that also counts in its type;
 * ``answers_df`` rows (``question_type``, one score column per scorer, optional
-  ``is_abstention``): per-type means of the ``scorer`` column with percentile-bootstrap CIs. With
-  no ``scorer`` given, the first column of :data:`SCORER_PREFERENCE` holding a score is used.
+  ``is_abstention``): per-type means of the ``scorer`` column with Wilson score intervals for 0/1
+  verdicts and percentile-bootstrap ones for graded scores. With no ``scorer`` given, the first
+  column of :data:`SCORER_PREFERENCE` holding a score is used.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from matplotlib.axes import Axes
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.aggregate import LOCOMO_CATEGORY_ORDER
-from omlab.bench.scoring.bootstrap import bootstrap_ci
+from omlab.bench.scoring.bootstrap import score_ci
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, numeric, require_columns, single_value
@@ -60,12 +61,15 @@ class AccuracyTable:
         overall: Micro accuracy over all questions (NaN when unknown).
         task_averaged: Unweighted mean of the per-type values (NaN without types).
         metric: What ``value`` measures (``accuracy``, ``f1``, a scorer name...).
+        interval: How ``lo``/``hi`` were computed (``Wilson score`` for a share of correct
+            answers, ``percentile bootstrap`` for graded scores such as F1), for the plot's label.
     """
 
     by_group: pd.DataFrame
     overall: float
     task_averaged: float
     metric: str
+    interval: str = "Wilson score"
 
 
 def accuracy_table(
@@ -132,7 +136,10 @@ def _from_metrics(metrics: pd.DataFrame, metric: str) -> AccuracyTable:
         if len(types)
         else float("nan")
     )
-    return AccuracyTable(table, overall, task_averaged, metric)
+    # the harness's metrics: shares of correct answers (accuracy, J, retention) carry Wilson score
+    # intervals, LoCoMo's F1 a percentile bootstrap (omlab.bench.scoring.aggregate)
+    interval = "percentile bootstrap" if metric == "f1" else "Wilson score"
+    return AccuracyTable(table, overall, task_averaged, metric, interval)
 
 
 def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, seed: int) -> AccuracyTable:
@@ -157,7 +164,11 @@ def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, see
             rows.append(_ci_row(ABSTENTION_KEY, abstention, subset=True, n_boot=n_boot, seed=seed))
     table = _in_display_order(pd.DataFrame(rows))
     types = table[~table["subset"]]
-    return AccuracyTable(table, float(scored["_score"].mean()), float(types["value"].mean()), scorer)
+    # one method for the whole plot: Wilson only when every score is a 0/1 verdict
+    interval = score_ci(scored["_score"].tolist(), n=1)[1]
+    return AccuracyTable(
+        table.drop(columns="method"), float(scored["_score"].mean()), float(types["value"].mean()), scorer, interval
+    )
 
 
 def scored_column(answers: pd.DataFrame) -> str | None:
@@ -169,7 +180,7 @@ def scored_column(answers: pd.DataFrame) -> str | None:
 
 
 def _ci_row(group: str, values: pd.Series, *, subset: bool, n_boot: int, seed: int) -> dict[str, object]:
-    interval = bootstrap_ci(values.tolist(), n=n_boot, seed=seed)
+    interval, method = score_ci(values.tolist(), n=n_boot, seed=seed)
     return {
         "group": group,
         "value": interval.mean,
@@ -177,6 +188,7 @@ def _ci_row(group: str, values: pd.Series, *, subset: bool, n_boot: int, seed: i
         "hi": interval.hi,
         "n": float(len(values)),
         "subset": subset,
+        "method": method,
     }
 
 
@@ -282,7 +294,7 @@ def plot_accuracy_by_type(
     style_axes(
         ax,
         title=title or f"{measure} by question type{source}",
-        xlabel=f"{measure} (error bars: bootstrap confidence interval)",
+        xlabel=f"{measure} (error bars: 95% {table.interval} interval)",
         ylabel="",
         grid_axis="x",
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -41,6 +42,19 @@ def side_by_side(
         share_scale(axes, same_scale)
     shared_legend(figure, axes)
     return plain_texts(figure)
+
+
+def diff_html(diff: pd.DataFrame, *, max_rows: int = 40, digits: int = 3) -> str:
+    """A diff table (:data:`DIFF_COLUMNS`) as HTML: ``relative`` as a signed percent (``-2.0%``,
+    never ``-0.0``) and the delta's interval as ``[lo, hi]`` (blank where there is none)."""
+    shown = diff.copy()
+    shown["relative"] = [f"{value:+.1%}" if pd.notna(value) else "" for value in shown["relative"]]
+    shown["delta 95% CI"] = [
+        f"[{lo:+.{digits}f}, {hi:+.{digits}f}]" if pd.notna(lo) and pd.notna(hi) else ""
+        for lo, hi in zip(shown["delta_lo"], shown["delta_hi"], strict=True)
+    ]
+    columns = ["name", "group_key", "left", "right", "delta", "delta 95% CI", "relative"]
+    return frame_html(shown[columns], max_rows=max_rows, digits=digits)
 
 
 def share_scale(axes: Any, axis: str) -> None:
@@ -166,14 +180,14 @@ class CompareView:
         state = self.state
         self.costs.value = figure_png(side_by_side(state, draw_cost, FIGSIZE_BARS, same_scale="x"))
         self.accuracy.value = figure_png(side_by_side(state, draw_accuracy, FIGSIZE_BARS))
-        self.metrics.value = frame_html(state.metrics_diff(), max_rows=80, digits=3)
+        self.metrics.value = diff_html(state.metrics_diff(), max_rows=80)
 
     def _draw_conversation(self) -> None:
         state = self.state
         self.timelines.value = figure_png(
             side_by_side(state, lambda side, ax: draw_timeline(state, side, ax), FIGSIZE_WIDE, same_scale="y")
         )
-        self.timeline_table.value = frame_html(state.timeline_diff(), digits=1)
+        self.timeline_table.value = diff_html(state.timeline_diff(), digits=1)
         self._draw_static()
 
     def _draw_static(self) -> None:

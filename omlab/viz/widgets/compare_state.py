@@ -19,8 +19,10 @@ import pandas as pd
 from omlab.bench.results import ResultsCatalog, answers_df, calls_df, events_df, metrics_df, runs_df, steps_df
 from omlab.viz.simulate import simulation_summary
 
-DIFF_COLUMNS: tuple[str, ...] = ("name", "group_key", "left", "right", "delta", "relative")
-"""Columns of the diff tables: ``delta = right - left``, ``relative = delta / |left|``."""
+DIFF_COLUMNS: tuple[str, ...] = ("name", "group_key", "left", "right", "delta", "delta_lo", "delta_hi", "relative")
+"""Columns of the diff tables: ``delta = right - left`` with its 95% interval ``delta_lo``/``delta_hi``
+(when both sides have one: Newcombe's method from the two intervals, so a difference is read with
+its uncertainty), and ``relative = delta / |left|`` (a fraction; NaN against a zero baseline)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,18 +104,7 @@ class CompareState:
         Args:
             groups: Keep only this ``group_key`` (``"all"``, the default); None keeps every group.
         """
-        left = _metric_values(self.left.metrics, groups)
-        right = _metric_values(self.right.metrics, groups)
-        merged = left.merge(right, on=["name", "group_key"], how="outer", suffixes=("_left", "_right"))
-        frame = pd.DataFrame(
-            {
-                "name": merged["name"],
-                "group_key": merged["group_key"],
-                "left": merged["value_left"],
-                "right": merged["value_right"],
-            }
-        )
-        return _with_deltas(frame).sort_values(["name", "group_key"], ignore_index=True)
+        return line_up_metrics(self.left.metrics, self.right.metrics, groups=groups)
 
     def timeline_diff(self) -> pd.DataFrame:
         """The timeline summary (blocked seconds, activations, context...) of both sides, over the
@@ -161,20 +152,48 @@ def side_labels(runs: pd.DataFrame, left: str, right: str) -> tuple[str, str]:
     return tuple(f"{header.at[run, 'suite']} [{header.at[run, 'config_name']}] {run}" for run in (left, right))
 
 
+def line_up_metrics(left: pd.DataFrame, right: pd.DataFrame, *, groups: str | None = "all") -> pd.DataFrame:
+    """Two runs' ``metrics`` rows side by side (:data:`DIFF_COLUMNS`), sorted by name and group."""
+    merged = _metric_values(left, groups).merge(
+        _metric_values(right, groups), on=["name", "group_key"], how="outer", suffixes=("_left", "_right")
+    )
+    frame = pd.DataFrame(
+        {
+            "name": merged["name"],
+            "group_key": merged["group_key"],
+            "left": merged["value_left"],
+            "right": merged["value_right"],
+        }
+    )
+    bounds = {f"{bound}_{side}": merged[f"{bound}_{side}"] for bound in ("lo", "hi") for side in ("left", "right")}
+    return _with_deltas(frame, **bounds).sort_values(["name", "group_key"], ignore_index=True)
+
+
 def _metric_values(metrics: pd.DataFrame, groups: str | None) -> pd.DataFrame:
-    frame = metrics[["name", "group_key", "value"]]
+    frame = metrics.reindex(columns=["name", "group_key", "value", "lo", "hi"])
     if groups is not None:
         frame = frame[frame["group_key"].astype(str) == groups]
     return frame.astype({"name": str, "group_key": str}).drop_duplicates(["name", "group_key"], keep="last")
 
 
-def _with_deltas(frame: pd.DataFrame) -> pd.DataFrame:
-    left = pd.to_numeric(frame["left"], errors="coerce").astype("float64")
-    right = pd.to_numeric(frame["right"], errors="coerce").astype("float64")
+def _numbers(values: object) -> pd.Series:
+    return pd.to_numeric(values, errors="coerce").astype("float64")
+
+
+def _with_deltas(frame: pd.DataFrame, **bounds: pd.Series) -> pd.DataFrame:
+    left, right = _numbers(frame["left"]), _numbers(frame["right"])
     delta = right - left
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(left.abs() > 0, delta / left.abs(), np.nan)
-    return frame.assign(left=left, right=right, delta=delta, relative=relative)[list(DIFF_COLUMNS)]
+    delta_lo = delta_hi = pd.Series(np.nan, index=frame.index)
+    if bounds:
+        # Newcombe's hybrid score interval (MOVER) for right - left from each side's own interval
+        lo_l, hi_l, lo_r, hi_r = (_numbers(bounds[key]) for key in ("lo_left", "hi_left", "lo_right", "hi_right"))
+        delta_lo = delta - np.sqrt((right - lo_r) ** 2 + (hi_l - left) ** 2)
+        delta_hi = delta + np.sqrt((hi_r - right) ** 2 + (left - lo_l) ** 2)
+    return frame.assign(left=left, right=right, delta=delta, delta_lo=delta_lo, delta_hi=delta_hi, relative=relative)[
+        list(DIFF_COLUMNS)
+    ]
 
 
-__all__ = ["DIFF_COLUMNS", "CompareState", "RunSide", "side_labels"]
+__all__ = ["DIFF_COLUMNS", "CompareState", "RunSide", "line_up_metrics", "side_labels"]
