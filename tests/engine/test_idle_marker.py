@@ -65,3 +65,38 @@ async def test_ttl_expired_ms_with_the_auto_ttl_of_an_openai_actor(compat, expec
     marker = await _idle_marker(compat, "auto", actor_model="openai/gpt-4o")
     assert marker["config"]["activateAfterIdle"] == 300_000
     assert marker["ttlExpiredMs"] == expected
+
+
+@pytest.mark.parametrize(("compat", "expected"), [("omlab", 1_000), ("reference", 301_000)])
+async def test_ttl_expired_ms_of_an_idle_reflection_activation(compat, expected):
+    clock, parts = VirtualClock(START), []
+    om = ObservationalMemory(
+        {
+            "compat": compat,
+            "observation": {"model": "omlab/observer", "messageTokens": 1_000},
+            "reflection": {"model": "omlab/reflector", "observationTokens": 2_000, "activateAfterIdle": "5m"},
+        },
+        scheduler=VirtualScheduler(clock, FixedLatency(1.0)),
+        on_event=parts.append,
+    )
+    last_assistant = None
+    for index, message in enumerate(make_conversation(30_000, seed=3)):
+        message.created_at = START + timedelta(minutes=index)
+        clock.set(message.created_at)
+        await om.add_messages("t", [message])
+        record = await om.get_record("t")
+        # a buffered reflection waits, and the log past it is large enough for an early activation
+        waiting = record.buffered_reflection is not None and record.observation_token_count >= 1_700
+        if waiting and message.role == "assistant":
+            last_assistant = message
+            break
+    assert last_assistant is not None
+    await om.settle()
+    clock.set(last_assistant.created_at + timedelta(minutes=5, seconds=1))
+    await om.add_messages("t", [Message.of("user", "Back.", clock.now())])
+    (marker,) = [
+        p.data
+        for p in parts
+        if p.type == "data-om-activation" and p.data["operationType"] == "reflection" and p.data["triggeredBy"] == "ttl"
+    ]
+    assert marker["ttlExpiredMs"] == expected
