@@ -18,6 +18,7 @@ from omlab.engine.messages import Message
 from omlab.engine.observation_groups import render_groups_for_context
 from omlab.engine.observation_text import optimize_for_context, split_at_boundaries
 from omlab.engine.prompts import CONTEXT_INSTRUCTIONS, CONTEXT_PROMPT, CONTINUATION_REMINDER
+from omlab.engine.reference_relative_time import add_reference_relative_time
 from omlab.engine.relative_time import add_relative_time
 
 ChatMessage = dict[str, Any]
@@ -31,11 +32,13 @@ def observation_system_messages(
     suggested_response: str | None = None,
     extra_instructions: str | None = None,
     groups: bool = False,
+    reference: bool = False,
 ) -> list[ChatMessage]:
     """The system messages that carry the observation log.
 
     ``groups``: the log holds retrieval-mode observation groups, rendered as headings with their
-    message ranges for the recall tool. With no log yet, only ``extra_instructions`` (the recall
+    message ranges for the recall tool. ``reference``: dates are annotated exactly as the
+    reference does (``compat="reference"``), not with omlab's wider reading. With no log yet, only ``extra_instructions`` (the recall
     guidance) is sent, so the actor can browse raw history from the first message."""
     if not active_observations.strip():
         return [_system(extra_instructions)] if extra_instructions else []
@@ -44,7 +47,8 @@ def observation_system_messages(
         prompt += f"\n\n{extra_instructions}"
     out: list[ChatMessage] = [_system(prompt), _system("<observations>")]
     text = render_groups_for_context(active_observations) if groups else active_observations
-    rendered = add_relative_time(optimize_for_context(text), current_date)
+    annotate = add_reference_relative_time if reference else add_relative_time
+    rendered = annotate(optimize_for_context(text), current_date)
     for chunk in split_at_boundaries(rendered):
         if chunk.strip():
             out.append(_system(chunk.strip()))
@@ -97,6 +101,7 @@ def build_actor_context(
     suggested_response: str | None = None,
     extra_instructions: str | None = None,
     groups: bool = False,
+    reference: bool = False,
 ) -> list[ChatMessage]:
     """Everything the actor sees: the memory system messages, then the raw unobserved messages."""
     out = observation_system_messages(
@@ -106,6 +111,7 @@ def build_actor_context(
         suggested_response=suggested_response,
         extra_instructions=extra_instructions,
         groups=groups,
+        reference=reference,
     )
     for message in unobserved:
         chat = message_to_chat(message)

@@ -470,6 +470,7 @@ class ObservationalMemory:
             suggested_response=om.get("suggestedResponse"),
             extra_instructions=instructions,
             groups=retrieval is not None,
+            reference=self.config.compat == "reference",
         )
         if others:
             # after the memory prompt (or first, with no log yet), before the observations

@@ -51,6 +51,9 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   op's own message tokens, not at the pending count it started at;
 * idle activation marker: ``ttlExpiredMs`` is the whole idle time (omlab: how long the TTL was
   exceeded, as the seed documents it; ``omlab.engine.ttl.ttl_expired_ms``);
+* relative dates in the actor context: annotated as the reference's
+  ``addRelativeTimeToObservations`` does (``omlab.engine.reference_relative_time``; omlab: its
+  wider reading of ranges, periods, ISO dates and dates inside lines);
 * temporal markers: the reference's relative-span wording and timestamp
   (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``).
 """
