@@ -29,6 +29,11 @@ KINDS = (
         "your own conversations in omlab's JSONL format (datasets/README.md)",
         '[dataset] kind = "jsonl", path',
     ),
+    (
+        "mastra",
+        "your Mastra threads: a @mastra/libsql file or @mastra/pg URL (omlab import DB)",
+        '[dataset] kind = "mastra", path, resource, threads, since, until',
+    ),
 )
 
 

@@ -13,6 +13,7 @@ Commands::
     omlab datasets list | omlab datasets build synthetic|longmemeval|locomo ...
     omlab cache info | omlab cache clear [--responses] [--prepared]
     omlab export RUN|latest --format longmemeval|locomo|csv|parquet [--out PATH]
+    omlab import DB [--resource R] [--thread T]... [--since ISO] [--until ISO] [--json]
 
 Exit status: 0 done; 1 a crash (a traceback); 2 an error a user can fix (a bad suite file, an
 unknown run: one line on stderr); 3 ``run``/``sweep`` ended with a run incomplete (a conversation
@@ -29,9 +30,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from omlab.bench.results.catalog import UnreadableRunWarning
-from omlab.cli import cache, calibrate, calls, datasets, events, export, report, run, runs, sweep
+from omlab.cli import cache, calibrate, calls, datasets, events, export, mastra_import, report, run, runs, sweep
 
-_COMMANDS = (run, sweep, runs, report, events, calls, calibrate, datasets, cache, export)
+_COMMANDS = (run, sweep, runs, report, events, calls, calibrate, datasets, cache, export, mastra_import)
 
 
 def build_parser() -> argparse.ArgumentParser:

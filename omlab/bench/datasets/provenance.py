@@ -46,6 +46,8 @@ def conversations_digest(conversations: Iterable[Conversation]) -> str:
             for turn in session.turns:
                 fields = (turn.id, turn.role, turn.created_at.isoformat(), turn.content)
                 digest.update(("\x1f".join(fields) + "\x1e").encode())
+                if turn.parts is not None:
+                    digest.update(json.dumps(turn.parts, ensure_ascii=False, sort_keys=True).encode())
         for question in conversation.questions:
             record = [
                 question.id,

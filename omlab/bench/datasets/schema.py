@@ -49,6 +49,9 @@ class Turn:
         evidence_id: Scorer-only marker that replaces LongMemEval's ``has_answer``: the id that
             ``Question.evidence_ids`` use to cite this turn when the dataset marks it as evidence
             for some question, else None. Never render it to a model.
+        parts: The message's parts in Mastra's stored form (AI-SDK parts: text, tool calls,
+            files, ...) when the dataset has them (``kind = "mastra"``); the replay then feeds
+            these instead of ``content`` (which holds the text parts). None for text datasets.
     """
 
     id: str
@@ -57,6 +60,7 @@ class Turn:
     created_at: datetime
     speaker: str | None = None
     evidence_id: str | None = None
+    parts: tuple[dict[str, Any], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

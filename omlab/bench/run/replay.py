@@ -12,7 +12,9 @@ Background observer/reflector calls land at ``start + latency`` (the configured 
 synchronous ones advance the clock by their latency: that is the blocking a sweep measures.
 
 Ingestion granularity: ``message`` adds one message per step; ``pair`` adds a user turn together
-with the assistant turns that answer it (one step, stamped with the last of them). Scope: one
+with the assistant turns that answer it (one step, stamped with the last of them); ``turn`` steps
+where a Mastra agent does (:func:`agent_step`: at each user message and before a second reply of
+the same turn), which is how a production thread was observed. Scope: one
 thread per conversation, sessions in order; or, with ``scope = "resource"`` (the published
 LongMemEval setup), one thread per session in one resource, questions asked in a fresh thread.
 
@@ -29,12 +31,14 @@ is over is not time the actor spends blocked).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from omlab.bench.datasets.schema import Conversation
+from omlab.bench.datasets.mastra.parts import replay_parts
+from omlab.bench.datasets.schema import Conversation, Turn
+from omlab.bench.results.event_rows import event_row
 from omlab.engine.clock import VirtualClock
 from omlab.engine.events import DataPart, DebugEvent
 from omlab.engine.messages import Message
@@ -49,16 +53,6 @@ from omlab.memory import ObservationalMemory
 ClientFactory = Callable[[Callable[[ModelCall], None]], ModelClient]
 """Builds the model client of one replay, given the hook that records its calls."""
 
-_TOKENS_IN_KEYS = (
-    "tokensToObserve",
-    "tokensObserved",
-    "tokensToBuffer",
-    "tokensBuffered",
-    "tokensActivated",
-    "inputTokens",
-    "pendingTokens",
-)
-_TOKENS_OUT_KEYS = ("observationTokens", "bufferedTokens", "outputTokens")
 # Transcripts and logs a debug event repeats from the data parts; dropped in "compact" mode.
 _BULKY_DEBUG_FIELDS = ("messages", "previousObservations", "rawObserverOutput", "observations")
 
@@ -78,12 +72,20 @@ def message_id(thread_id: str, index: int) -> str:
 
 
 def conversation_messages(conversation: Conversation, thread_id: str | None = None) -> list[Message]:
-    """The conversation's turns as engine messages with anonymised ids, in session order."""
+    """The conversation's turns as engine messages with anonymised ids, in session order (a turn
+    with stored parts, from a Mastra import, keeps them all but production's OM markers)."""
     thread = thread_id or thread_key(conversation.id)
     return [
-        Message.of(turn.role, turn.content, turn.created_at, id=message_id(thread, index), thread_id=thread)
+        _message(turn, message_id(thread, index), thread)
         for index, turn in enumerate(conversation.iter_turns(), start=1)
     ]
+
+
+def _message(turn: Turn, id_: str, thread: str) -> Message:
+    if turn.parts is None:
+        return Message.of(turn.role, turn.content, turn.created_at, id=id_, thread_id=thread)
+    # fresh engine parts every replay: the engine caches token counts on them
+    return Message(id=id_, role=turn.role, parts=replay_parts(turn.parts), created_at=turn.created_at, thread_id=thread)
 
 
 def session_thread_ids(conversation: Conversation, resource_id: str) -> list[str]:
@@ -98,10 +100,10 @@ def session_thread_ids(conversation: Conversation, resource_id: str) -> list[str
 def ingest_batches(messages: Sequence[Message], granularity: str) -> list[list[Message]]:
     """Messages grouped into engine steps: one each (``message``) or user turn + replies (``pair``).
     A batch never spans two threads."""
-    if granularity == "message":
+    if granularity in ("message", "turn"):
         return [[message] for message in messages]
     if granularity != "pair":
-        raise ReplayError(f"ingest must be 'message' or 'pair', got {granularity!r}")
+        raise ReplayError(f"ingest must be 'message', 'pair' or 'turn', got {granularity!r}")
     batches: list[list[Message]] = []
     for message in messages:
         if message.role == "user" or not batches or batches[-1][0].thread_id != message.thread_id:
@@ -171,26 +173,6 @@ class RowRecorder:
     def on_call(self, call: ModelCall) -> None:
         """Record a model call."""
         self.rows.model_calls.append(call_row(self.conversation_id, call))
-
-
-def event_row(conversation_id: str, kind: str, type_: str, ts: datetime, payload: dict[str, Any]) -> dict[str, Any]:
-    """An ``events`` row: typed columns pulled from the payload, the payload kept whole."""
-    return {
-        "conversation_id": conversation_id,
-        "ts": ts,
-        "kind": kind,
-        "type": type_,
-        "cycle_id": _text(payload.get("cycleId")),
-        "operation_type": _text(payload.get("operationType")),
-        "triggered_by": _text(payload.get("triggeredBy")),
-        "tokens_in": _first_int(payload, _TOKENS_IN_KEYS),
-        "tokens_out": _first_int(payload, _TOKENS_OUT_KEYS),
-        "duration_ms": _number(payload.get("durationMs")),
-        "record_id": _text(payload.get("recordId")),
-        "thread_id": _text(payload.get("threadId")),
-        "generation": _first_int(payload, ("generationCount",)),
-        "payload": payload,
-    }
 
 
 def call_row(conversation_id: str, call: ModelCall, question_id: str | None = None) -> dict[str, Any]:
@@ -285,7 +267,7 @@ async def replay_conversation(
         engine_options: ``observationalMemory`` options (camelCase as in the seed), models included.
         make_client: Builds the model client, given the call recorder.
         latency: Latency model of the virtual scheduler.
-        ingest: ``message`` or ``pair``.
+        ingest: ``message``, ``pair`` or ``turn``.
         timezone: IANA zone the engine dates observations in.
         scope: ``thread`` (one thread per conversation) or ``resource`` (a thread per session).
         debug_payloads: ``full`` or ``compact`` (drop transcripts repeated in debug events).
@@ -327,7 +309,11 @@ async def replay_conversation(
     step = 0
     for step, batch in enumerate(batches, start=1):
         clock.set(batch[-1].created_at)
-        result = await memory.add_messages(batch[0].thread_id or thread_id, batch, resource_id=resource_id)
+        target = batch[0].thread_id or thread_id
+        if ingest == "turn":
+            result = await agent_step(memory, target, batch[0], messages[step - 2] if step > 1 else None, resource_id)
+        else:
+            result = await memory.add_messages(target, batch, resource_id=resource_id)
         observed.extend(result.observed_message_ids)
         recorder.rows.steps.append(
             step_row(
@@ -356,22 +342,34 @@ async def replay_conversation(
     )
 
 
+async def agent_step(
+    memory: ObservationalMemory,
+    thread_id: str,
+    message: Message,
+    previous: Message | None,
+    resource_id: str | None = None,
+) -> StepResult:
+    """Add one message the way a Mastra agent runs the OM processor (``ingest = "turn"``).
+
+    A user message opens a turn and is stepped once added (the agent's step 0). An assistant
+    reply is saved without a step, except a second or later reply of the same turn (or a reply
+    with no turn open), before which the agent runs a step. This is how ``@mastra/memory``
+    steps in production, so a replay of an imported thread observes at the same messages."""
+    if message.role == "user":
+        return await memory.add_messages(thread_id, [message], resource_id=resource_id)
+    result = None
+    if previous is None or previous.role != "user" or previous.thread_id != message.thread_id:
+        result = await memory.process(thread_id)
+    await memory.add_messages(thread_id, [message], resource_id=resource_id, process=False)
+    status = await memory.status(thread_id)
+    if result is None:
+        return StepResult(status=status)
+    result.status = status
+    return result
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _first_int(payload: dict[str, Any], keys: Iterable[str]) -> int | None:
-    for key in keys:
-        value = payload.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    return None
 
 
 __all__ = [
@@ -380,6 +378,7 @@ __all__ = [
     "ReplayResult",
     "ReplayRows",
     "RowRecorder",
+    "agent_step",
     "call_row",
     "conversation_messages",
     "event_row",

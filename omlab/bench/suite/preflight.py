@@ -64,7 +64,7 @@ def preflight(suite: Suite, limit: int | None = None) -> Preflight:
 def check_dataset_file(suite: Suite) -> None:
     """Refuse a missing or empty dataset file, or one whose shape says it is another kind."""
     spec = suite.dataset
-    if spec.path is None or spec.path.startswith(("http://", "https://")):
+    if spec.path is None or spec.path.startswith(("http://", "https://", "postgres://", "postgresql://")):
         return
     path = _resolve(spec.path, suite.base_dir)
     if not path.is_file():

@@ -7,7 +7,7 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     description = "..."
 
     [dataset]
-    kind = "synthetic"                  # synthetic | longmemeval | locomo | jsonl
+    kind = "synthetic"                  # synthetic | longmemeval | locomo | jsonl | mastra
     seeds = [1, 2]                      # synthetic: one conversation per seed
     target_tokens = 20000               # synthetic: size of each conversation
     n_questions = 10                    # synthetic
@@ -15,6 +15,8 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
     subset = "s"                        # longmemeval: oracle | s | m
     limit = 5                           # first N conversations
     turn_pace_s = 30                    # seconds between turns when only session dates exist
+    # mastra: path = a @mastra/libsql file or a @mastra/pg postgresql:// URL, read-only; optional
+    # resource = "user-1", threads = ["t1"], since/until = 2025-03-01T00:00:00Z (messages' times)
 
     [engine]                            # an observationalMemory option object, pasted as-is
     observation = { messageTokens = 4000, bufferTokens = 0.2, blockAfter = 1.2 }
@@ -41,7 +43,8 @@ A suite file (every table but ``[suite]`` and ``[dataset]`` is optional)::
 
     [replay]
     scope = "thread"                    # or "resource": a thread per session (set engine.scope too)
-    ingest = "message"                  # message | pair (a user turn and its reply together)
+    ingest = "message"                  # message | pair (a user turn and its reply together) |
+                                        # turn (step where a Mastra agent steps: each user message)
     timezone = "UTC"
     debug_payloads = "full"             # full | compact (drop transcripts from debug events)
 

@@ -11,11 +11,12 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-DATASET_KINDS = ("synthetic", "longmemeval", "locomo", "jsonl")
+DATASET_KINDS = ("synthetic", "longmemeval", "locomo", "jsonl", "mastra")
 PHASE_ORDER = ("prepare", "answer", "judge")
-INGEST_MODES = ("message", "pair")
+INGEST_MODES = ("message", "pair", "turn")
 LATENCY_KINDS = ("fixed", "lognormal", "token-rate", "measured", "calibrated")
 VERDICT_MODES = ("parity", "official", "strict", "lenient")
 PROTOCOLS = ("omlab", "official")
@@ -48,6 +49,7 @@ _DATASET_KEYS = {
     ),
     "locomo": ("kind", "path", "expected_sha256", "limit", "turn_pace_s", "questions_per_conversation"),
     "jsonl": ("kind", "path", "expected_sha256", "limit", "turn_pace_s", "questions_per_conversation"),
+    "mastra": ("kind", "path", "resource", "threads", "since", "until", "limit"),
 }
 _LATENCY_FIELDS = {
     "fixed": ("seconds",),
@@ -86,6 +88,19 @@ class DatasetSpec:
     limit: int | None = None
     questions_per_conversation: int | None = None
     turn_pace_s: float | None = None
+    resource: str | None = None
+    """mastra: only this resource's threads."""
+    threads: tuple[str, ...] = ()
+    """mastra: only these threads."""
+    since: str | None = None
+    """mastra: only messages at or after this time (ISO 8601 with an offset)."""
+    until: str | None = None
+    """mastra: only messages before this time."""
+
+    def mastra_selection(self) -> dict[str, Any]:
+        """Keyword arguments of ``load_mastra`` (resource, threads, since, until)."""
+        since, until = (datetime.fromisoformat(v) if v else None for v in (self.since, self.until))
+        return {"resource": self.resource, "threads": list(self.threads) or None, "since": since, "until": until}
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide which conversations and questions a run sees (for hashing)."""
@@ -189,7 +204,31 @@ def parse_dataset(table: Mapping[str, Any], source: str) -> DatasetSpec:
         limit=_positive_int(table, "limit", "dataset", source, None),
         questions_per_conversation=_positive_int(table, "questions_per_conversation", "dataset", source, None),
         turn_pace_s=_non_negative(table, "turn_pace_s", "dataset", source, None),
+        **_mastra_selection(table, source),
     )
+
+
+def _mastra_selection(table: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """``[dataset]`` resource, threads, since and until of a ``mastra`` dataset."""
+    out: dict[str, Any] = {"resource": _optional_str(table, "resource", "dataset", source)}
+    threads = table.get("threads", [])
+    threads = [threads] if isinstance(threads, str) else threads
+    if not isinstance(threads, list) or not all(isinstance(t, str) and t for t in threads):
+        raise SuiteError(source, "dataset.threads", f"must be a thread id or a list of thread ids, got {threads!r}")
+    out["threads"] = tuple(threads)
+    for key in ("since", "until"):
+        value = table.get(key)
+        if value is None:
+            out[key] = None
+            continue
+        try:
+            moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+        except ValueError:
+            raise SuiteError(source, f"dataset.{key}", f"must be a date-time, got {value!r}") from None
+        if not isinstance(moment, datetime) or moment.tzinfo is None:
+            raise SuiteError(source, f"dataset.{key}", f"must be a date-time with an offset (e.g. ...Z), got {value!r}")
+        out[key] = moment.isoformat()
+    return out
 
 
 def parse_grid(table: Mapping[str, Any], source: str) -> dict[str, list[Any]]:
