@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from omlab.bench.report.run_index import headline_text
 from omlab.bench.report.run_report import write_report
 from omlab.bench.results import metrics_df, runs_df
 from omlab.cli.options import add_results_option, resolve_run
+from omlab.viz.report import write_production_plot
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -29,7 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     run_id = resolve_run(args.results, args.run)
-    path = write_report(args.results, run_id, fmt=args.format, plots=args.plots, out_dir=args.out)
+    target = Path(args.out) if args.out else Path(args.results) / "reports" / run_id
+    extra = write_production_plot(args.results, run_id, target) if args.plots else []
+    path = write_report(args.results, run_id, fmt=args.format, plots=args.plots, out_dir=args.out, extra_images=extra)
     header = runs_df(args.results)
     header = header[header["run_id"].astype(str) == run_id].tail(1)
     if len(header):

@@ -205,3 +205,22 @@ def _accuracy_job(answers: pd.DataFrame | None, metrics: pd.DataFrame | None) ->
     if has_rows(answers) and "question_type" in answers.columns and scored_column(answers) is not None:
         return lambda ax: plot_accuracy_by_type(answers, ax=ax)
     return None
+
+
+def write_production_plot(results_dir: str | Path, run_id: str, out_dir: Path, *, dpi: int = DPI) -> list[str]:
+    """For a run on a Mastra database: draw production beside the replay (one PNG per thread,
+    ``<run>-production-<thread>.png`` in ``out_dir``) and return the file names; none otherwise."""
+    from omlab.bench.report.production import production_comparison
+    from omlab.viz.plots.production import plot_production_comparison
+
+    comparison = production_comparison(results_dir, run_id)
+    if comparison is None or comparison.log.empty:
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = []
+    for thread in sorted(set(comparison.log["conversation_id"].astype(str))):
+        axes = plot_production_comparison(comparison.log, comparison.generations, conversation_id=thread)
+        name = f"{file_stem(run_id)}-production-{file_stem(thread)}.png"
+        axes[0].figure.savefig(out_dir / name, dpi=dpi)
+        names.append(name)
+    return names

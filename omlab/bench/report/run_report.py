@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from omlab.bench.report.metrics import compute_metrics, load_run_frames
+from omlab.bench.report.production import production_comparison
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
 from omlab.bench.results.layout import run_path
 from omlab.bench.scoring.verdicts import VERDICT_RULES
@@ -200,6 +201,21 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
     return sections
 
 
+def production_sections(results_dir: str | Path, run_id: str, header: pd.Series) -> list[Section]:
+    """The production comparison section of a run on a Mastra database (none for other runs)."""
+    if header.get("dataset") != "mastra":
+        return []
+    comparison = production_comparison(results_dir, run_id)
+    if comparison is None or comparison.summary.empty:
+        return []
+    columns = list(comparison.summary.columns)
+    rows = [
+        [_cell(v) if not isinstance(v, float) else f"{v:,.0f}" for v in r]
+        for r in comparison.summary.itertuples(index=False)
+    ]
+    return [Section("Production vs this replay (observation log tokens, reflections)", columns, rows)]
+
+
 def render_markdown(title: str, sections: Sequence[Section], images: Sequence[str] = ()) -> str:
     """Markdown text of a report."""
     lines = [f"# {title}", ""]
@@ -254,9 +270,14 @@ def write_report(
     fmt: str = "md",
     plots: bool = False,
     out_dir: str | Path | None = None,
+    extra_images: Sequence[str] = (),
 ) -> Path:
     """Write run ``run_id``'s report (and plots) to ``out_dir`` (default
-    ``<results>/reports/<run_id>``); returns the report file.
+    ``<results>/reports/<run_id>``); returns the report file. ``extra_images`` are file names
+    of plots a caller drew beside the report (listed after the run's own).
+
+    A run on a ``kind = "mastra"`` dataset gets a "Production vs this replay" section: the
+    production records it replayed beside the run (``omlab.bench.report.production``).
 
     Raises:
         ValueError: Unknown run or format.
@@ -286,7 +307,8 @@ def write_report(
     title = f"omlab run {run_id}: {row.get('suite')} [{row.get('config_name')}]"
     if row.get("status") == "incomplete":
         title += " (INCOMPLETE)"
-    sections = report_sections(row, metrics)
+    sections = report_sections(row, metrics) + production_sections(results_dir, run_id, row)
+    images = [*images, *extra_images]
     text = render_markdown(title, sections, images) if fmt == "md" else render_html(title, sections, images)
     if fmt == "html":
         page = write_questions_page(catalog, run_id, target / QUESTIONS_PAGE, title=f"{title}: questions")
