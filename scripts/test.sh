@@ -11,6 +11,11 @@ PY=${PYTHON:-python3}
 if command -v apt-get >/dev/null && { [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-color-emoji >/dev/null 2>&1; }; then
     apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji
 fi
+# the Mastra import tests start Debian's PostgreSQL server themselves and record a database with
+# Mastra's own storage code, which scripts/record_mastra_db.sh installs with npm
+if command -v apt-get >/dev/null && { ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || ! command -v npm >/dev/null; }; then
+    apt-get update -q && apt-get install -y -q postgresql npm
+fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MPLBACKEND=Agg
 # lint and format are part of the test run: a finding fails it
 .venv/bin/ruff check .
