@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
-NOTEBOOKS = ("01_quickstart", "02_tune_buffering", "03_model_tiers", "04_explore_events")
+NOTEBOOKS = ("01_quickstart", "02_tune_buffering", "03_model_tiers", "04_explore_events", "05_your_conversations")
 CELL_TIMEOUT_S = 300
 
 
@@ -26,7 +26,7 @@ def load(name: str) -> nbformat.NotebookNode:
     return nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
 
 
-def test_the_four_notebooks_are_there():
+def test_the_notebooks_are_there():
     assert sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")) == sorted(NOTEBOOKS)
 
 
