@@ -447,7 +447,6 @@ def load_conversations(
     """Load a suite's dataset: the first ``min(spec.limit, limit)`` conversations, each with at
     most ``spec.questions_per_conversation`` questions (LoCoMo image captions in ``caption_style``)."""
     from omlab.bench.datasets import load_jsonl, load_locomo, load_longmemeval, load_mastra, load_synthetic
-    from omlab.bench.datasets.mastra.source import is_postgres
 
     pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
     sha = {} if spec.expected_sha256 is None else {"expected_sha256": spec.expected_sha256}
@@ -463,8 +462,7 @@ def load_conversations(
         source = spec.path if spec.path.startswith(("http://", "https://")) else _resolve(spec.path, base_dir)
         info, conversations = load_locomo(source, caption_style=caption_style, **sha, **pace)
     elif spec.kind == "mastra":
-        location = spec.path if is_postgres(spec.path) else _resolve(spec.path, base_dir)
-        info, conversations = load_mastra(location, **spec.mastra_selection())
+        info, conversations = load_mastra(**spec.mastra_selection(base_dir))
     else:
         info, conversations = load_jsonl(_resolve(spec.path, base_dir), **sha, **pace)
     count = _effective_limit(spec, limit)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 DATASET_KINDS = ("synthetic", "longmemeval", "locomo", "jsonl", "mastra")
@@ -97,10 +98,17 @@ class DatasetSpec:
     until: str | None = None
     """mastra: only messages before this time."""
 
-    def mastra_selection(self) -> dict[str, Any]:
-        """Keyword arguments of ``load_mastra`` (resource, threads, since, until)."""
+    def mastra_selection(self, base_dir: str | Path = ".") -> dict[str, Any]:
+        """Keyword arguments of ``load_mastra``: the database (a file relative to ``base_dir``, or a
+        URL), resource, threads, since and until."""
+        from omlab.bench.datasets.mastra.source import is_postgres
+
+        path = str(self.path)
+        local = Path(path).expanduser()
+        location = path if is_postgres(path) else str(local if local.is_absolute() else Path(base_dir) / local)
         since, until = (datetime.fromisoformat(v) if v else None for v in (self.since, self.until))
-        return {"resource": self.resource, "threads": list(self.threads) or None, "since": since, "until": until}
+        threads = list(self.threads) or None
+        return {"location": location, "resource": self.resource, "threads": threads, "since": since, "until": until}
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide which conversations and questions a run sees (for hashing)."""
