@@ -126,3 +126,31 @@ def test_threads_become_conversations_without_questions_keeping_their_parts(reco
     assert turns[0].content == next(p["text"] for p in turns[0].parts if p["type"] == "text")
     # the digest covers the parts: same selection, same digest
     assert load_mastra(recorded, resource="user-ana")[0].sha256 == info.sha256
+
+
+def _stored_estimate(raw):
+    estimate = raw.get("providerMetadata", {}).get("mastra", {}).get("tokenEstimate")
+    if not estimate:
+        return None
+    return estimate["tokens"] if "tokens" in estimate else sum(entry["tokens"] for entry in estimate.values())
+
+
+def test_imported_parts_count_as_mastra_counted_them(recorded):
+    """Mastra stored its token estimate on every part it counted; omlab's count of the imported
+    part equals it for text and file parts, and differs as docs/divergences.md says for tool
+    results (name and args not counted) and step-start parts (time format)."""
+    from omlab.engine.token_counter import TokenCounter
+
+    counter, seen = TokenCounter(), {}
+    for (content,) in _sql(recorded, "SELECT content FROM mastra_messages"):
+        for raw in json.loads(content)["parts"]:
+            stored = _stored_estimate(raw)
+            if stored is None:
+                continue
+            part = to_part(raw)
+            counter.count_part(part)
+            ours = sum(entry["tokens"] for entry in part.token_cache.values())
+            seen.setdefault(raw["type"], set()).add((stored, ours) if stored != ours else "equal")
+    assert seen["text"] == {"equal"} and seen["file"] == {"equal"}
+    assert all(stored == ours + 13 for stored, ours in seen["tool-invocation"])  # name (3) + args (10)
+    assert seen["step-start"] == {(12, 22)}
