@@ -51,6 +51,9 @@ def test_mastra_dataset_keys_are_validated(recorded):
         _suite(recorded, since="2025-03-01T00:00:00")
     with pytest.raises(SuiteError, match=r"dataset\.threads: must be a thread id or a list"):
         _suite(recorded, threads=[1])
+    with pytest.raises(SuiteError, match=r"dataset\.path: holds a password: .*PGPASSWORD"):
+        _suite("postgresql://me:secret@127.0.0.1:5432/app")
+    _suite("postgresql://me@127.0.0.1:5432/app")  # no password: accepted
     with pytest.raises(SuiteError, match=r"dataset\.seeds: unknown key"):
         _suite(recorded, seeds=[1])
 

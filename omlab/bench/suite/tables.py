@@ -219,6 +219,13 @@ def parse_dataset(table: Mapping[str, Any], source: str) -> DatasetSpec:
 def _mastra_selection(table: Mapping[str, Any], source: str) -> dict[str, Any]:
     """``[dataset]`` resource, threads, since and until of a ``mastra`` dataset."""
     out: dict[str, Any] = {"resource": _optional_str(table, "resource", "dataset", source)}
+    path = table.get("path")
+    if table.get("kind") == "mastra" and isinstance(path, str) and re.match(r"postgres(ql)?://[^/@]*:[^/@]*@", path):
+        raise SuiteError(
+            source,
+            "dataset.path",
+            "holds a password: a run stores its dataset path, so give the password with PGPASSWORD or ~/.pgpass",
+        )
     threads = table.get("threads", [])
     threads = [threads] if isinstance(threads, str) else threads
     if not isinstance(threads, list) or not all(isinstance(t, str) and t for t in threads):
