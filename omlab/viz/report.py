@@ -210,10 +210,14 @@ def _accuracy_job(answers: pd.DataFrame | None, metrics: pd.DataFrame | None) ->
 def write_production_plot(results_dir: str | Path, run_id: str, out_dir: Path, *, dpi: int = DPI) -> list[str]:
     """For a run on a Mastra database: draw production beside the replay (one PNG per thread,
     ``<run>-production-<thread>.png`` in ``out_dir``) and return the file names; none otherwise."""
+    from omlab.bench.datasets.errors import DatasetError
     from omlab.bench.report.production import production_comparison
     from omlab.viz.plots.production import plot_production_comparison
 
-    comparison = production_comparison(results_dir, run_id)
+    try:
+        comparison = production_comparison(results_dir, run_id)
+    except DatasetError:  # the report's section says why
+        return []
     if comparison is None or comparison.log.empty:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)

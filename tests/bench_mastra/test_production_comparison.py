@@ -96,3 +96,15 @@ def test_the_plot_is_a_function_of_the_frames(recorded):
         plot_production_comparison(comparison.log, comparison.generations, conversation_id="nope")
     empty = plot_production_comparison(comparison.log.iloc[:0], comparison.generations.iloc[:0])
     assert "no data" in empty[0].texts[0].get_text()
+
+
+def test_a_report_whose_database_is_gone_says_so_and_keeps_the_rest(mastra_run, tmp_path, monkeypatch):
+    from omlab.bench.report import production
+
+    monkeypatch.setattr(production, "production_location", lambda config: str(tmp_path / "moved.db"))
+    results, run_id = mastra_run
+    out = tmp_path / "report"
+    assert main(["report", run_id, "--results", str(results), "--plots", "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "production records unavailable: " in text and "moved.db: no such file" in text
+    assert "## Compression and context size" in text

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.report.metrics import compute_metrics, load_run_frames
 from omlab.bench.report.production import production_comparison
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
@@ -205,7 +206,11 @@ def production_sections(results_dir: str | Path, run_id: str, header: pd.Series)
     """The production comparison section of a run on a Mastra database (none for other runs)."""
     if header.get("dataset") != "mastra":
         return []
-    comparison = production_comparison(results_dir, run_id)
+    title = "Production vs this replay (observation log tokens, reflections)"
+    try:
+        comparison = production_comparison(results_dir, run_id)
+    except DatasetError as error:  # the database moved or changed since the run: report the rest
+        return [Section(title, ["problem"], [[f"production records unavailable: {error}"]])]
     if comparison is None or comparison.summary.empty:
         return []
     columns = list(comparison.summary.columns)
@@ -213,7 +218,7 @@ def production_sections(results_dir: str | Path, run_id: str, header: pd.Series)
         [_cell(v) if not isinstance(v, float) else f"{v:,.0f}" for v in r]
         for r in comparison.summary.itertuples(index=False)
     ]
-    return [Section("Production vs this replay (observation log tokens, reflections)", columns, rows)]
+    return [Section(title, columns, rows)]
 
 
 def render_markdown(title: str, sections: Sequence[Section], images: Sequence[str] = ()) -> str:
