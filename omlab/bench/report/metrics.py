@@ -8,7 +8,7 @@ is computed over; ``n_missing`` (scores only) how many questions of the group ha
 and count as wrong (F1 0). Names and groups:
 
 * accuracy (LongMemEval-style datasets: judge verdicts): ``accuracy`` per question type, ``all``
-  (micro, with a bootstrap CI) and ``abstention``; ``task_averaged_accuracy``. LoCoMo:
+  (micro, with a Wilson score CI) and ``abstention``; ``task_averaged_accuracy``. LoCoMo:
   ``accuracy`` is J (judge, categories 1-4) per category name and ``all``, and ``f1`` per
   category name and ``all`` (every category). Failed questions (no answer, or no verdict) are
   left out with ``on_missing="drop"`` (the default) or count as wrong with ``"wrong"``; either way

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from omlab.bench.datasets.errors import DatasetError
+from omlab.bench.report.glossary import GLOSSARY, metric_label
 from omlab.bench.report.metrics import compute_metrics, load_run_frames
 from omlab.bench.report.production import production_comparison
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
@@ -180,12 +181,12 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
         ("Blocking and activations", BLOCKING),
     ):
         rows = [
-            [name, _fmt(row["value"], name), _count(row["n"])]
+            [metric_label(name), _fmt(row["value"], name), _count(row["n"])]
             for name in names
             if (row := _find(metrics, name, "all")) is not None
         ]
         rows += [
-            [f"{r['name']} ({r['group_key']})", _fmt(r["value"], r["name"]), _count(r["n"])]
+            [f"{metric_label(r['name'])} ({r['group_key']})", _fmt(r["value"], r["name"]), _count(r["n"])]
             for _, r in metrics[(metrics["name"].isin(names)) & (metrics["group_key"] != "all")].iterrows()
         ]
         if rows:
@@ -196,9 +197,13 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             Section(
                 "Model latency (s, calls actually made)",
                 ["metric", "group", "value", "n"],
-                [[r["name"], r["group_key"], f"{r['value']:.3f}", _count(r["n"])] for _, r in latency.iterrows()],
+                [
+                    [metric_label(r["name"]), r["group_key"], f"{r['value']:.3f}", _count(r["n"])]
+                    for _, r in latency.iterrows()
+                ],
             )
         )
+    sections.append(Section("Glossary", ["term", "meaning"], [list(entry) for entry in GLOSSARY]))
     return sections
 
 
