@@ -39,7 +39,7 @@ def _report_rows(text: str) -> dict[tuple[str, str], tuple[str, ...]]:
         if line.startswith("## "):
             section = line[3:]
             continue
-        if not line.startswith("| ") or section in ("Run", "Warnings", "Plots"):
+        if not line.startswith("| ") or section in ("Run", "Warnings", "Plots", "Glossary"):
             continue
         cells = [cell.strip() for cell in line.strip("|").split(" | ")]
         if cells[0] in ("metric", "group", "field"):
