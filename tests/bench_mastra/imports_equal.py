@@ -34,9 +34,12 @@ def _parts(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]
 
 
 def import_view(imported: MastraImport, *, markers: bool = True) -> dict[str, Any]:
-    """Everything an import read, without where it read it from; ``markers=False`` leaves each
-    message's OM markers out (their totals per type stay in the summary)."""
+    """Everything an import read, without where it read it from; ``markers=False`` leaves the OM
+    markers out (of each message and of the summary's counts)."""
     summary = {k: v for k, v in imported.summary.to_dict().items() if k not in ("location", "dialect")}
+    if not markers:
+        del summary["om_markers"], summary["parts"]
+        summary["parts_by_type"] = {t: n for t, n in summary["parts_by_type"].items() if not t.startswith("data-om-")}
     threads = [
         (
             t.id,
