@@ -7,7 +7,7 @@ Run: ``.venv/bin/python benchmarks/bench_calibration.py [--seeds 1 2 3] [--token
    after a lognormal latency around ``0.25 s + 4 ms per output token``. A suite runs through it
    with ``[latency] default = "measured"`` (virtual time advances by the real latencies), two
    cells: buffering off (every observation blocks) and on (``bufferTokens = 0.25``).
-2. ``omlab calibrate`` fits a profile from that run's model calls.
+2. ``omlab calibrate`` fits one profile from both cells' model calls.
 3. The same suite runs offline (``omlab/observer`` / ``omlab/reflector``) with
    ``[models.profiles]`` pointing at the profile.
 
@@ -116,10 +116,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--tokens", type=int, default=12_000, help="tokens per synthetic conversation")
+    parser.add_argument("--keep", metavar="DIR", help="keep the suites, profile and results in DIR")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=r"observation\.blockAfter: ignored")  # the unbuffered cell
     with tempfile.TemporaryDirectory(prefix="omlab-bench-calibration-") as folder:
-        base = Path(folder)
+        base = Path(args.keep or folder)
+        base.mkdir(parents=True, exist_ok=True)
         results = base / "results"
         started = time.perf_counter()
         with CompressingServer(seed=7) as server:
@@ -129,14 +131,13 @@ def main() -> int:
             served = run_suite(served_suite, RunOptions(results_dir=results, progress=False))
         served_wall = time.perf_counter() - started
         print(f"served run: {len(server.calls)} requests in {served_wall:.0f} s wall")
-        # calibrate on the buffered cell; replay both settings with that one profile
-        calibrated = served[-1]
-        profile = calibrate_run(results, calibrated.run_id)
+        # calibrate on both cells (the content sizes a sweep sees), replay both settings with that profile
+        profile = calibrate_run(results, [summary.run_id for summary in served])
         profile_path = profile.write(base / "profile.json")
         for fit in profile.fits:
             assert fit.compression is not None and fit.latency is not None
             print(
-                f"  fitted on [{calibrated.config_name}] {fit.role}: ratios {list(fit.compression.ratios)} at content "
+                f"  {fit.role}: ratios {list(fit.compression.ratios)} at content "
                 f"{list(fit.compression.content_tokens)}; latency {fit.latency['base_s']:.3f} s + "
                 f"{1000 * fit.latency['output_s']:.2f} ms/output token + {1e6 * fit.latency['input_s']:.2f} us/input "
                 f"token, sigma {fit.latency['sigma']:.2f} ({fit.calls} calls)"

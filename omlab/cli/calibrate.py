@@ -15,13 +15,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "calibrate",
         epilog=(
-            "examples:\n  omlab calibrate latest\n  omlab calibrate RUN --role observer --out profiles/observer.json\n\n"
+            "examples:\n  omlab calibrate latest\n  omlab calibrate RUN1 RUN2 --role observer --out profiles/observer.json\n\n"
             'then, in a suite:\n  [models.profiles]\n  observer = "profiles/observer.json"'
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         help="fit a profile (compression, output length, latency, failures) from a run's model calls",
     )
-    parser.add_argument("run", help="run id, or 'latest' (a run made with real providers)")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run id(s), or 'latest': runs made with real providers (a sweep's cells)"
+    )
     add_results_option(parser)
     parser.add_argument(
         "--role",
@@ -30,14 +32,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="R",
         help="fit this role (repeatable; default: observer and reflector)",
     )
-    parser.add_argument("--out", metavar="PATH", help="profile file to write (default: RESULTS/profiles/RUN.json)")
+    parser.add_argument(
+        "--out", metavar="PATH", help="profile file to write (default: RESULTS/profiles/RUN.json, the first RUN)"
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    run_id = resolve_run(args.results, args.run)
-    profile = calibrate_run(args.results, run_id, roles=tuple(args.roles or ("observer", "reflector")))
-    path = profile.write(args.out or default_profile_path(args.results, run_id))
+    run_ids = [resolve_run(args.results, run) for run in args.runs]
+    profile = calibrate_run(args.results, run_ids, roles=tuple(args.roles or ("observer", "reflector")))
+    path = profile.write(args.out or default_profile_path(args.results, run_ids[0]))
     for fit in profile.fits:
         line = f"{fit.role:<9} {fit.model}: {fit.calls} calls"
         if fit.compression is not None:

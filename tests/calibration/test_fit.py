@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
 import pandas as pd
 import pytest
 
-from omlab.bench.calibration.fit import content_tokens_by_cycle, fit_role
+from omlab.bench.calibration.fit import content_tokens_by_cycle, cycle_sizes, fit_role
+
+
+def _text_of(tokens: int) -> str:
+    """Observation text of exactly ``tokens`` tokens (tokenx counts each of these words as one)."""
+    return " ".join(["item"] * tokens)
 
 
 def _served_calls(n: int = 400, *, ratio: float = 5.0, base_s: float = 0.5, output_s: float = 0.01, sigma: float = 0.3):
@@ -34,14 +40,33 @@ def _served_calls(n: int = 400, *, ratio: float = 5.0, base_s: float = 0.5, outp
                 "cycle_id": f"c{i}",
             }
         )
-        events.append({"conversation_id": "a", "seq": 2 * i, "cycle_id": f"c{i}", "tokens_in": content})
-        events.append({"conversation_id": "a", "seq": 2 * i + 1, "cycle_id": f"c{i}", "tokens_in": content + 999})
+        events.append(
+            {
+                "conversation_id": "a",
+                "seq": 2 * i,
+                "type": "data-om-buffering-start",
+                "cycle_id": f"c{i}",
+                "tokens_in": content,
+                "payload": json.dumps({"tokensToBuffer": content}),
+            }
+        )
+        if not failed:
+            events.append(
+                {
+                    "conversation_id": "a",
+                    "seq": 2 * i + 1,
+                    "type": "data-om-buffering-end",
+                    "cycle_id": f"c{i}",
+                    "tokens_in": content + 999,
+                    "payload": json.dumps({"observations": _text_of(output)}),
+                }
+            )
     return pd.DataFrame(calls), pd.DataFrame(events)
 
 
 def test_fit_recovers_ratio_latency_and_failure_rate():
     calls, events = _served_calls()
-    fit = fit_role(calls, content_tokens_by_cycle(events), "observer", "openai/served")
+    fit = fit_role(calls, cycle_sizes(events), "observer", "openai/served")
     assert fit.calls == 400
     assert fit.failure_rate == pytest.approx(0.1)
     assert fit.retry_rate == pytest.approx(0.25, abs=0.03)
@@ -58,6 +83,9 @@ def test_content_tokens_come_from_the_first_marker_of_each_cycle():
     _, events = _served_calls(n=3)
     first = content_tokens_by_cycle(events.iloc[::-1])  # order by seq, not by row order
     assert first == {f"c{i}": int(events[events.cycle_id == f"c{i}"].tokens_in.min()) for i in range(3)}
+    sizes = cycle_sizes(events)
+    assert "c0" not in sizes  # a failed cycle has no end marker
+    assert sizes["c1"][0] == first["c1"] and sizes["c1"][1] >= 1
 
 
 def test_ratio_follows_content_size():
@@ -77,8 +105,8 @@ def test_ratio_follows_content_size():
             "cycle_id": [f"c{x}" for x, _ in rows],
         }
     )
-    content = {f"c{x}": x for x, _ in rows}
-    fit = fit_role(calls, content, "reflector", "m")
+    sizes = {f"c{x}": (x, y) for x, y in rows}
+    fit = fit_role(calls, sizes, "reflector", "m")
     sizing = fit.compression
     assert sizing is not None and len(sizing.ratios) > 2
     assert list(sizing.ratios) == sorted(sizing.ratios)

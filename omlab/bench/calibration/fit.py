@@ -3,12 +3,17 @@ was given to compress).
 
 Per role and answering model:
 
-* **compression**: pairs (content tokens, output tokens), content being the first token count
-  the call's cycle reported (``tokensToObserve``/``tokensToBuffer`` of its start marker: the
-  message tokens an observation covered, or the observation tokens a reflection condensed).
-  Sorted by content and cut into up to :data:`MAX_BINS` bins of at least :data:`MIN_BIN_CALLS`
-  calls; each bin gives one point (median content, Σ content / Σ output), so the curve keeps the
-  total output tokens of the calls it was fitted on.
+* **compression**: one pair per cycle (observation or reflection) the model answered: the
+  content it was given, the first token count its markers report (``tokensToObserve`` /
+  ``tokensToBuffer``: message tokens observed, or observation tokens reflected), and the tokens
+  of the observation text the cycle produced (its ``data-om-observation-end`` /
+  ``data-om-buffering-end`` marker's ``observations``: what the engine keeps, without the
+  continuation hints and wrapper a call's output also holds; for a synchronous reflection, the log
+  it left). Sorted by content and cut into up to :data:`MAX_BINS` bins of at least
+  :data:`MIN_BIN_CALLS` cycles; each bin gives one point (median content, Σ content / Σ
+  observation tokens), so the curve keeps the total it was fitted on. This is the compression
+  ratio of the reports and of Mastra's markers. ``overhead_tokens`` is the median of what a reply
+  holds beyond that text (its wrapper and continuation hints).
 * **latency**: least squares of ``latency = base_s + input × input_s + output × output_s`` on the
   provider's reported usage, coefficients kept >= 0 (a negative one is dropped and the rest
   refitted); ``sigma`` is the spread of log(measured / fitted).
@@ -21,14 +26,19 @@ latency is a lookup's).
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from omlab.bench.calibration.profile import RoleFit
 from omlab.llm.offline.sizing import OutputSizing
+from omlab.tokens.tokenx import estimate_token_count
 
 MAX_BINS = 6
 MIN_BIN_CALLS = 8
+END_MARKERS = ("data-om-observation-end", "data-om-buffering-end")
 
 
 class CalibrationError(ValueError):
@@ -46,22 +56,41 @@ def content_tokens_by_cycle(events: pd.DataFrame) -> dict[str, int]:
     return {str(c): int(t) for c, t in zip(first["cycle_id"], first["tokens_in"], strict=True)}
 
 
-def fit_role(calls: pd.DataFrame, content: dict[str, int], role: str, model: str, source: str = "") -> RoleFit:
-    """The :class:`RoleFit` of ``calls`` (one role, one model); ``content`` from
-    :func:`content_tokens_by_cycle`."""
+def cycle_sizes(events: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """``{cycle_id: (content tokens, observation tokens)}`` of every cycle whose end marker holds
+    its observation text (see the module docstring)."""
+    content = content_tokens_by_cycle(events)
+    if not content:
+        return {}
+    ends = events[events["type"].isin(END_MARKERS) & events["cycle_id"].isin(list(content))]
+    sizes = {}
+    for cycle, payload in zip(ends["cycle_id"], ends["payload"], strict=True):
+        data = json.loads(payload) if isinstance(payload, str) else payload
+        text = data.get("observations") if isinstance(data, dict) else None
+        if isinstance(text, str) and text.strip():
+            sizes[str(cycle)] = (content[str(cycle)], estimate_token_count(text))
+    return sizes
+
+
+def fit_role(
+    calls: pd.DataFrame, sizes: dict[str, tuple[int, int]], role: str, model: str, source: str = ""
+) -> RoleFit:
+    """The :class:`RoleFit` of ``calls`` (one role, one model); ``sizes`` from :func:`cycle_sizes`."""
     total = len(calls)
     failed = calls["error"].notna()
     attempts = pd.to_numeric(calls["attempts"], errors="coerce").fillna(1)
     usable = calls[~failed & ~calls["cached"].fillna(False).astype(bool)]
     usable = usable[pd.to_numeric(usable["output_tokens"], errors="coerce").fillna(0) > 0]
     output = pd.to_numeric(usable["output_tokens"], errors="coerce").to_numpy(dtype=float)
-    sizing, sized_calls = _compression(usable, content)
+    sizing, sized_cycles = _compression(usable, sizes)
+    if sizing is not None:
+        sizing = replace(sizing, overhead_tokens=_overhead(usable, sizes))
     return RoleFit(
         role=role,
         model=model,
         calls=total,
         compression=sizing,
-        compression_calls=sized_calls,
+        compression_calls=sized_cycles,
         output_tokens=_quantiles(output),
         latency=_latency(usable),
         failure_rate=round(float(failed.mean()), 6) if total else None,
@@ -70,11 +99,9 @@ def fit_role(calls: pd.DataFrame, content: dict[str, int], role: str, model: str
     )
 
 
-def _compression(calls: pd.DataFrame, content: dict[str, int]) -> tuple[OutputSizing | None, int]:
-    if calls.empty or "cycle_id" not in calls:
-        return None, 0
-    x = calls["cycle_id"].map(lambda c: content.get(str(c)) if isinstance(c, str) else None)
-    pairs = pd.DataFrame({"x": pd.to_numeric(x, errors="coerce"), "y": pd.to_numeric(calls["output_tokens"])})
+def _compression(calls: pd.DataFrame, sizes: dict[str, tuple[int, int]]) -> tuple[OutputSizing | None, int]:
+    cycles = {str(c) for c in calls.get("cycle_id", pd.Series(dtype=object)).dropna()}
+    pairs = pd.DataFrame([sizes[c] for c in sorted(cycles) if c in sizes], columns=["x", "y"])
     pairs = pairs[(pairs["x"] > 0) & (pairs["y"] > 0)].sort_values("x", kind="stable")
     if pairs.empty:
         return None, 0
@@ -93,6 +120,16 @@ def _compression(calls: pd.DataFrame, content: dict[str, int]) -> tuple[OutputSi
         min_output_tokens=max(1, int(pairs["y"].min())),
     )
     return sizing, len(pairs)
+
+
+def _overhead(calls: pd.DataFrame, sizes: dict[str, tuple[int, int]]) -> int | None:
+    """Median reply tokens beyond the observation text the cycle kept (wrapper, hints)."""
+    extra = [
+        out - sizes[str(cycle)][1]
+        for cycle, out in zip(calls["cycle_id"], pd.to_numeric(calls["output_tokens"]), strict=True)
+        if isinstance(cycle, str) and cycle in sizes
+    ]
+    return max(0, round(float(np.median(extra)))) if extra else None
 
 
 def _latency(calls: pd.DataFrame) -> dict[str, float] | None:
@@ -154,4 +191,4 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
     }
 
 
-__all__ = ["CalibrationError", "content_tokens_by_cycle", "fit_role"]
+__all__ = ["END_MARKERS", "CalibrationError", "content_tokens_by_cycle", "cycle_sizes", "fit_role"]

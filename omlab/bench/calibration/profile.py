@@ -13,13 +13,14 @@ A profile is a JSON file (written by ``omlab calibrate RUN``, or shipped in
           "model": "openai/gpt-4o-mini",            # the model that answered (resolved_model)
           "calls": 120,                             # calls of this model in this role
           "source": "...",                          # optional: where the figures come from
-          "compression": {                          # output tokens = content / ratio(content)
+          "compression": {                          # observation tokens = content / ratio(content)
             "content_tokens": [310, 620, 1210],     #   content: message tokens observed, or the
             "ratios": [3.1, 4.0, 4.6],              #   observation tokens reflected (ascending)
-            "min_output_tokens": 40,                #   never fewer output tokens than this
-            "calls": 118                            #   calls the curve was fitted on
+            "min_output_tokens": 40,                #   never fewer observation tokens than this
+            "overhead_tokens": 35,                  #   reply tokens beyond them (wrapper, hints)
+            "calls": 118                            #   cycles the curve was fitted on
           },
-          "output_tokens": {"p5": 80, "p50": 150, "p95": 300, "max": 420},
+          "output_tokens": {"p5": 80, "p50": 150, "p95": 300, "max": 420},  # whole replies
           "latency": {                              # seconds = (base_s + in × input_s + out × output_s)
             "base_s": 0.41, "input_s": 0.00001,     #   × a lognormal factor of mean 1 and shape sigma
             "output_s": 0.011, "sigma": 0.22,
@@ -33,9 +34,11 @@ A profile is a JSON file (written by ``omlab calibrate RUN``, or shipped in
 
 Every section of a fit is optional except ``role`` and ``model``; a fit without ``latency`` leaves
 the suite's ``[latency]`` in charge of that role, one without ``compression`` cannot size an
-offline model. Content tokens are the engine's own counts (what the ``data-om-*`` start markers
-report as ``tokensToObserve``/``tokensToBuffer``); input/output tokens of the latency fit are the
-provider's reported usage.
+offline model. Content and observation tokens are the engine's own counts (what the ``data-om-*``
+markers report: ``tokensToObserve``/``tokensToBuffer`` at the start of a cycle, the
+``observations`` text at its end, without the continuation hints a reply also holds), so the
+ratio is the one the reports call compression; input/output tokens of the latency fit and of
+``output_tokens`` are the provider's reported usage of whole replies.
 
 :func:`load_profile` reads a file or a shipped profile by name; :class:`ProfileError` names the
 file and the field of anything wrong.
