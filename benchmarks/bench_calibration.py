@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/bench_calibration.py [--seeds 1 2 3] [--token
 
 1. A local OpenAI-compatible Observer/Reflector (``tests/servers/compressing_server.py``,
    127.0.0.1) compresses with a set ratio (observer 4×, reflector 3× of its content) and answers
-   after a lognormal latency around ``0.25 s + 4 ms per output token``. A suite runs through it
+   after a lognormal latency around ``0.5 s + 20 ms per output token`` (sigma 0.25). A suite runs through it
    with ``[latency] default = "measured"`` (virtual time advances by the real latencies), two
    cells: buffering off (every observation blocks) and on (``bufferTokens = 0.25``).
 2. ``omlab calibrate`` fits one profile from both cells' model calls.
@@ -71,7 +71,7 @@ kind = "synthetic"
 seeds = {seeds}
 target_tokens = {tokens}
 n_questions = 1
-turn_pace_s = 2
+turn_pace_s = 0.1
 
 [engine]
 observation = {{ messageTokens = 1200, blockAfter = 1.2 }}
@@ -124,7 +124,7 @@ def main() -> int:
         base.mkdir(parents=True, exist_ok=True)
         results = base / "results"
         started = time.perf_counter()
-        with CompressingServer(seed=7) as server:
+        with CompressingServer(base_s=0.5, output_s=0.02, sigma=0.25, seed=7) as server:
             served_suite = base / "served.toml"
             models = SERVED_MODELS.format(url=server.url, price=PRICE)
             served_suite.write_text(suite_text("served", args.seeds, args.tokens, models))

@@ -32,7 +32,7 @@ def _served_calls(n: int = 400, *, ratio: float = 5.0, base_s: float = 0.5, outp
                 "resolved_model": "openai/served",
                 "requested_model": "openai/served",
                 "input_tokens": 3000 + content,
-                "output_tokens": 0 if failed else output,
+                "output_tokens": 0 if failed else output + 12,  # the reply: observations + 12 tokens of hints
                 "latency_s": latency,
                 "cached": False,
                 "error": "boom" if failed else None,
@@ -73,6 +73,7 @@ def test_fit_recovers_ratio_latency_and_failure_rate():
     assert fit.compression is not None and fit.compression_calls == 360
     assert all(r == pytest.approx(5.0, rel=0.02) for r in fit.compression.ratios)
     assert fit.compression.output_tokens(1000) == pytest.approx(200, rel=0.02)
+    assert fit.compression.overhead_tokens == 12
     assert fit.latency is not None
     assert fit.latency["base_s"] == pytest.approx(0.5, abs=0.15)
     assert fit.latency["output_s"] == pytest.approx(0.01, rel=0.1)

@@ -34,6 +34,25 @@ def test_observer_output_follows_the_profile(scale):
     assert result.text.startswith("<observations>") and "<current-task>" in result.text  # hints kept
 
 
+@pytest.mark.parametrize("overhead", [0, 14, 30, 1000])
+def test_observer_hints_are_clipped_to_the_fitted_overhead(overhead):
+    messages = _observer_messages()
+    natural = get_offline_model("observer").generate(messages).text
+    sizing = OutputSizing((2000,), (2000 / _observation_tokens(natural),), overhead_tokens=overhead)
+    result = sized_generate("observer", messages, sizing, 2000)
+    extra = result.output_tokens - _observation_tokens(result.text)
+    if overhead >= natural_extra(natural):
+        assert result.text.endswith(natural[natural.rindex("</observations>") :])  # nothing to clip
+    else:
+        assert extra <= max(overhead, estimate_token_count("<observations>\n\n</observations>"))
+        assert "<suggested-response>" not in result.text
+    assert result.text.startswith("<observations>") and "</observations>" in result.text
+
+
+def natural_extra(text: str) -> int:
+    return estimate_token_count(text) - _observation_tokens(text)
+
+
 def test_observer_that_cannot_grow_further_copies_the_whole_history_and_stops():
     messages = _observer_messages()
     result = sized_generate("observer", messages, OutputSizing((10,), (0.0001,)), 10)
