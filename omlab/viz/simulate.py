@@ -32,12 +32,13 @@ from typing import Any
 
 import pandas as pd
 
+from omlab.bench.datasets.anonymised_ids import thread_key
 from omlab.bench.report.metrics import RunFrames, compute_metrics
 from omlab.bench.results.catalog import typed_frame
 from omlab.bench.results.redact import to_safe_json
 from omlab.bench.results.schema import columns_of
 from omlab.bench.run.execution import run_coroutine
-from omlab.bench.run.replay import RowRecorder, conversation_messages, memory_prompt_tokens, step_row, thread_key
+from omlab.bench.run.replay import RowRecorder, conversation_messages, memory_prompt_tokens, step_row
 from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, LatencyModel, PerModelLatency, VirtualScheduler

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.results import ResultsCatalog
-from omlab.bench.run.executors import PoolExecutor, check_address, make_executor
+from omlab.bench.run.executors import PoolExecutor, make_executor
 from omlab.bench.run.resume import ResumeState
-from omlab.bench.run.runner import RunOptions, _jobs, _settings, load_conversations, run_suite
+from omlab.bench.run.runner import RunOptions, _jobs, _settings, run_suite
 from omlab.bench.run.tasks import ConversationTask
+from omlab.bench.suite.dataset import load_conversations
 from omlab.bench.suite.suite_file import expand_grid, load_suite
+from omlab.bench.suite.tables import check_address
 from omlab.cli.main import main
 from omlab.llm.cache import CacheMissError, ResponseCache
 from omlab.llm.cache_snapshot import LayeredCache, materialize, merge_entries, snapshot_bytes

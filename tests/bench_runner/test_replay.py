@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omlab.bench.datasets import generate_synthetic
+from omlab.bench.datasets.anonymised_ids import thread_key
 from omlab.bench.datasets.schema import Conversation, Question, Session, Turn
 from omlab.bench.run.replay import (
     conversation_messages,
     ingest_batches,
     memory_prompt_tokens,
     replay_conversation,
-    thread_key,
 )
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency

@@ -224,7 +224,7 @@ def test_failed_actor_calls_are_recorded_and_retried_on_resume(tmp_path):
 
 def _tiny_jobs(folder: Path):
     from omlab.bench.run.phases import ConversationJob
-    from omlab.bench.run.runner import load_conversations
+    from omlab.bench.suite.dataset import load_conversations
     from omlab.bench.suite.run_settings import RunSettings
     from omlab.bench.suite.suite_file import expand_grid, load_suite
 

@@ -11,7 +11,7 @@ import pandas as pd
 from omlab.bench.results import events_df
 from omlab.bench.run.prepared import PreparedStore
 from omlab.bench.run.replay import conversation_messages
-from omlab.bench.run.runner import load_conversations
+from omlab.bench.suite.dataset import load_conversations
 from omlab.bench.suite.run_settings import PREPARED_DIR, cache_dir
 from omlab.bench.suite.suite_file import load_suite
 

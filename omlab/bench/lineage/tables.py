@@ -28,9 +28,9 @@ from itertools import accumulate
 import numpy as np
 import pandas as pd
 
+from omlab.bench.datasets.anonymised_ids import message_id, thread_key
 from omlab.bench.datasets.schema import Conversation
 from omlab.bench.lineage.trace import LINEAGE_EVENT_TYPES, ConversationTrace, MessageTrace, trace_conversation
-from omlab.bench.run.replay import message_id, thread_key
 
 LOSS_CAUSES: tuple[str, ...] = (
     "lost_at_observation",

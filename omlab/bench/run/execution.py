@@ -17,14 +17,13 @@ checkpoints, finished questions to the progress bar and the ``on_question`` hook
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import closing
 from typing import Any, TypeVar
 
 from omlab.bench.results import RunWriter
+from omlab.bench.run.executors import PoolExecutor
 from omlab.bench.run.phases import (
     ConversationJob,
     PhaseMark,
@@ -35,6 +34,7 @@ from omlab.bench.run.phases import (
     run_conversation,
 )
 from omlab.bench.run.progress import Progress
+from omlab.bench.run.tasks import ConversationTask
 
 T = TypeVar("T")
 QuestionHook = Callable[[str, str], None]
@@ -86,9 +86,6 @@ def run_in_processes(
 
     ``preload`` names modules the fork server imports once for every worker (e.g. ``litellm``,
     whose import takes seconds, when offline models are priced as real ones)."""
-    from omlab.bench.run.executors import PoolExecutor
-    from omlab.bench.run.tasks import ConversationTask
-
     # closing(): a failing sink stops the pool at once, not when the generator is collected
     with closing(PoolExecutor(workers, preload=preload).run(ConversationTask(), jobs)) as results:
         for _, result in results:
@@ -160,20 +157,9 @@ def shared_provider_limits() -> Any:
     return ProviderLimits()
 
 
-def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
-    """The start method of worker processes: ``forkserver`` (preloading omlab's phases and
-    ``preload``; effective when the server first starts) where available, else ``spawn``."""
-    if sys.platform.startswith("linux") or sys.platform == "darwin":
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["omlab.bench.run.phases", *preload])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 __all__ = [
     "QuestionHook",
     "RecordSink",
-    "pool_context",
     "run_coroutine",
     "run_in_event_loop",
     "run_in_processes",

@@ -4,7 +4,7 @@ An executor runs one picklable function over many items and yields ``(index, res
 task finishes. The caller (the driver) applies the results; tasks never write a run's file.
 
 * :class:`PoolExecutor` (``pool``, the default): a local process pool, ``forkserver`` workers
-  (:func:`~omlab.bench.run.execution.pool_context`).
+  (:func:`pool_context`).
 * :class:`RayExecutor` (``ray``): Ray tasks, on a local Ray instance started for the run or on the
   cluster at ``address`` (``auto`` or ``ray://HOST:PORT``). A task whose worker process dies is
   retried by Ray; only the result of the attempt that finished reaches the driver, so a retried
@@ -16,15 +16,17 @@ cancelled; whatever the driver applied before stays, so the run is resumable.
 
 from __future__ import annotations
 
+import multiprocessing
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol, Self, TypeVar
 
+from omlab.bench.run.worker_lifeline import pool_initializer
+from omlab.bench.suite.tables import EXECUTORS, check_address
+
 T = TypeVar("T")
 R = TypeVar("R")
-
-EXECUTORS = ("pool", "ray")
-"""Executor names accepted by ``--executor`` and ``[run] executor``."""
 
 LOCAL_START_ATTEMPTS = 3
 
@@ -41,15 +43,6 @@ class Executor(Protocol):
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
 
     def close(self) -> None: ...
-
-
-def check_address(address: object) -> str:
-    """``address`` if it names a Ray cluster (``auto``, ``ray://HOST:PORT`` or ``HOST:PORT``)."""
-    if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
-    if address == "auto" or address.startswith("ray://") or ":" in address:
-        return address
-    raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
 
 
 def make_executor(
@@ -79,9 +72,6 @@ class PoolExecutor:
         self.preload = tuple(preload)
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        from omlab.bench.run.execution import pool_context
-        from omlab.bench.run.worker_lifeline import pool_initializer
-
         if not items:
             return
         workers = min(self.workers, len(items))
@@ -175,6 +165,16 @@ class RayExecutor:
         self.close()
 
 
+def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The start method of worker processes: ``forkserver`` (preloading omlab's phases and
+    ``preload``; effective when the server first starts) where available, else ``spawn``."""
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["omlab.bench.run.phases", *preload])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
 def call(fn: Callable[[T], R], item: T) -> R:
     """A Ray task's body: ``fn(item)`` (module level, so Ray pickles it by reference)."""
     return fn(item)
@@ -212,13 +212,12 @@ def connect_ray(ray: Any, address: str | None, workers: int) -> bool:
 
 
 __all__ = [
-    "EXECUTORS",
     "Executor",
     "ExecutorError",
     "PoolExecutor",
     "RayExecutor",
-    "check_address",
     "connect_ray",
     "import_ray",
     "make_executor",
+    "pool_context",
 ]

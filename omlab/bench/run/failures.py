@@ -3,7 +3,7 @@
 A run ends ``incomplete`` (rather than ``finished``) when a conversation phase is marked
 ``failed`` in the ``conversations`` table, a question has no answer (``answers.status`` is
 ``failed``), or an answered question lacks a score its judge phase owes it
-(:func:`~omlab.bench.run.judging.required_scorers`). Each of these is what ``--resume`` (or running the
+(:func:`~omlab.bench.scoring.required_scorers.required_scorers`). Each of these is what ``--resume`` (or running the
 same command again) retries. A judge reply that came back but could not be parsed is not a failure
 here: it is a stored verdict-less score that a resume would not change; the report counts it as
 missing (``judge_missing``, ``n_missing``).
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from omlab.bench.datasets.schema import Question
-from omlab.bench.run.judging import required_scorers
+from omlab.bench.scoring.required_scorers import required_scorers
 
 EXIT_INCOMPLETE = 3
 """The exit status of ``omlab run`` / ``omlab sweep`` when a run ended incomplete (a crash exits 1,

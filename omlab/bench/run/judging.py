@@ -7,7 +7,7 @@ judge model at temperature 0 with 10 output tokens, and its reply is parsed with
 is an empty or degenerate one after one more try (``details.problem`` says which).
 LoCoMo: the official ``f1`` for every category, plus the judge (J) for categories 1-4. F1 is
 model-free and is written even when the judge fails; a question counts as judged only once every
-scorer it needs (:func:`required_scorers`) has a row, so a resumed run judges it again (scores are
+scorer it needs (:func:`~omlab.bench.scoring.required_scorers.required_scorers`) has a row, so a resumed run judges it again (scores are
 keyed by question and scorer: the F1 row is replaced, never duplicated).
 """
 
@@ -27,21 +27,9 @@ from omlab.bench.scoring import (
     locomo_f1,
     parse_verdict,
 )
+from omlab.bench.scoring.required_scorers import required_scorers
 from omlab.bench.suite.run_settings import RunSettings
 from omlab.llm.types import ModelCall, ModelRequest
-
-J_CATEGORIES = (1, 2, 3, 4)
-
-
-def required_scorers(question: Question, dataset_kind: str) -> frozenset[str]:
-    """The ``scores.scorer`` rows a question needs before its judge phase is done: ``judge`` (and
-    ``f1`` for LoCoMo, whose category 5 has F1 only)."""
-    if dataset_kind != "locomo":
-        return frozenset({"judge"})
-    needed = {"f1"} if question.category is not None else set()
-    if question.category in J_CATEGORIES:
-        needed.add("judge")
-    return frozenset(needed)
 
 
 @dataclass(slots=True)
@@ -119,4 +107,4 @@ class Judge:
         }
 
 
-__all__ = ["J_CATEGORIES", "Judge", "JudgedQuestion", "required_scorers"]
+__all__ = ["Judge", "JudgedQuestion"]

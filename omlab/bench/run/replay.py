@@ -1,7 +1,7 @@
 """Replaying a dataset conversation through the engine in virtual time, recording every row.
 
 What the system under test sees of a :class:`~omlab.bench.datasets.schema.Conversation` is only each turn's
-role, text and time. Ids are anonymised per conversation: the thread is ``c-<10 hex>`` (a hash of
+role, text and time. Ids are anonymised per conversation (:mod:`omlab.bench.datasets.anonymised_ids`): the thread is ``c-<10 hex>`` (a hash of
 the conversation id, so LongMemEval's ``_abs`` suffix or ``answer_…`` session ids can never reach a
 model) and messages are ``<thread>-m00042`` in conversation order.
 
@@ -30,12 +30,12 @@ is over is not time the actor spends blocked).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from omlab.bench.datasets.anonymised_ids import message_id, thread_key
 from omlab.bench.datasets.mastra.parts import replay_parts
 from omlab.bench.datasets.schema import Conversation, Turn
 from omlab.bench.results.event_rows import event_row
@@ -59,16 +59,6 @@ _BULKY_DEBUG_FIELDS = ("messages", "previousObservations", "rawObserverOutput", 
 
 class ReplayError(RuntimeError):
     """A conversation that cannot be replayed as configured."""
-
-
-def thread_key(conversation_id: str) -> str:
-    """The neutral thread id of a conversation: ``c-`` + 10 hex digits of its id's sha256."""
-    return "c-" + hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:10]
-
-
-def message_id(thread_id: str, index: int) -> str:
-    """The anonymised id of the ``index``-th message (from 1) of thread ``thread_id``."""
-    return f"{thread_id}-m{index:05d}"
 
 
 def conversation_messages(conversation: Conversation, thread_id: str | None = None) -> list[Message]:
@@ -384,9 +374,7 @@ __all__ = [
     "event_row",
     "ingest_batches",
     "memory_prompt_tokens",
-    "message_id",
     "replay_conversation",
     "session_thread_ids",
     "step_row",
-    "thread_key",
 ]

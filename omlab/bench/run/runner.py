@@ -48,13 +48,14 @@ from omlab.bench.run.execution import (
     shared_provider_limits,
 )
 from omlab.bench.run.failures import RunFailures, collect_failures
-from omlab.bench.run.judging import required_scorers
 from omlab.bench.run.phases import ConversationJob
 from omlab.bench.run.progress import Progress
 from omlab.bench.run.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
+from omlab.bench.scoring.required_scorers import required_scorers
+from omlab.bench.suite.dataset import caption_style, effective_limit, load_conversations
 from omlab.bench.suite.preflight import Preflight, format_warnings, preflight, warning_metric_rows, warning_records
 from omlab.bench.suite.run_settings import RunSettings
-from omlab.bench.suite.suite_file import DatasetSpec, Suite, SuiteCell, expand_grid, load_suite
+from omlab.bench.suite.suite_file import Suite, SuiteCell, expand_grid, load_suite
 from omlab.bench.suite.tables import RunSpec
 
 DEFAULT_RESULTS_DIR = "results"
@@ -434,50 +435,11 @@ def _settings(cell: SuiteCell, options: RunOptions) -> RunSettings:
 def _config_hash(cell: SuiteCell, settings: RunSettings, info: DatasetInfo, options: RunOptions) -> str:
     identity = {
         **cell.suite.dataset.identity(),
-        "limit": _effective_limit(cell.suite.dataset, options.limit),
+        "limit": effective_limit(cell.suite.dataset, options.limit),
         "sha256": info.sha256,
         "revision": info.revision,
     }
     return settings.run_hash(identity)
-
-
-def load_conversations(
-    spec: DatasetSpec, base_dir: str | Path = ".", limit: int | None = None, *, caption_style: str = "omlab"
-) -> tuple[DatasetInfo, list[Conversation]]:
-    """Load a suite's dataset: the first ``min(spec.limit, limit)`` conversations, each with at
-    most ``spec.questions_per_conversation`` questions (LoCoMo image captions in ``caption_style``)."""
-    from omlab.bench.datasets import load_jsonl, load_locomo, load_longmemeval, load_mastra, load_synthetic
-
-    pace = {} if spec.turn_pace_s is None else {"turn_pace": spec.turn_pace_s}
-    sha = {} if spec.expected_sha256 is None else {"expected_sha256": spec.expected_sha256}
-    if spec.kind == "synthetic":
-        extra = {k: v for k, v in (("session_tokens", spec.session_tokens), ("mix", spec.mix)) if v is not None}
-        count = _effective_limit(spec, limit)
-        seeds = list(spec.seeds)[:count] if count else list(spec.seeds)
-        info, conversations = load_synthetic(seeds, spec.target_tokens, n_questions=spec.n_questions, **pace, **extra)
-    elif spec.kind == "longmemeval":
-        path = _resolve(spec.path, base_dir) if spec.path else None
-        info, conversations = load_longmemeval(path, spec.subset, revision=spec.revision, **sha, **pace)
-    elif spec.kind == "locomo":
-        source = spec.path if spec.path.startswith(("http://", "https://")) else _resolve(spec.path, base_dir)
-        info, conversations = load_locomo(source, caption_style=caption_style, **sha, **pace)
-    elif spec.kind == "mastra":
-        info, conversations = load_mastra(**spec.mastra_selection(base_dir))
-    else:
-        info, conversations = load_jsonl(_resolve(spec.path, base_dir), **sha, **pace)
-    count = _effective_limit(spec, limit)
-    if count is not None:
-        conversations = conversations[:count]
-    if spec.questions_per_conversation is not None:
-        conversations = [
-            dataclasses.replace(c, questions=c.questions[: spec.questions_per_conversation]) for c in conversations
-        ]
-    return info, conversations
-
-
-def caption_style(suite: Suite) -> str:
-    """How LoCoMo image turns read: as the official transcript with the official protocol."""
-    return "official" if suite.scoring.protocol == "official" else "omlab"
 
 
 # --------------------------------------------------------------------------- run choice
@@ -610,16 +572,6 @@ def _offline(cell: SuiteCell, options: RunOptions) -> bool:
     return RunSettings.from_cell(cell, results_dir=options.results_dir).all_models_offline()
 
 
-def _effective_limit(spec: DatasetSpec, limit: int | None) -> int | None:
-    limits = [value for value in (spec.limit, limit) if value is not None]
-    return min(limits) if limits else None
-
-
-def _resolve(path: str, base_dir: str | Path) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else Path(base_dir) / candidate
-
-
 # --------------------------------------------------------------------------- parallel cells
 
 
@@ -651,7 +603,6 @@ __all__ = [
     "RunnerError",
     "cell_config_hash",
     "executor_name",
-    "load_conversations",
     "run_cell",
     "run_cells",
     "run_cells_on_cluster",

@@ -28,11 +28,11 @@ import pandas as pd
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.scoring.bootstrap import ConfidenceInterval, bootstrap_ci, wilson_ci
+from omlab.bench.scoring.required_scorers import J_CATEGORIES
 
 MissingPolicy = Literal["error", "wrong", "drop"]
 LOCOMO_CATEGORY_ORDER: tuple[int, ...] = (4, 1, 2, 3, 5)
 """The official printing order (= the paper's: single-hop, multi-hop, temporal, open, adversarial)."""
-J_CATEGORIES: tuple[int, ...] = (1, 2, 3, 4)
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets.checks import InputWarning, input_refusals, input_warnings, warning_counts
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.datasets.schema import Conversation, DatasetInfo
 from omlab.bench.datasets.sniff import KIND_LABELS, guess_kind
+from omlab.bench.suite.dataset import caption_style, load_conversations, resolve_path
 from omlab.bench.suite.suite_file import Suite, SuiteError, expand_grid
 
 UNPRICED_KIND = "unpriced_model"
@@ -66,7 +66,7 @@ def check_dataset_file(suite: Suite) -> None:
     spec = suite.dataset
     if spec.path is None or spec.path.startswith(("http://", "https://", "postgres://", "postgresql://")):
         return
-    path = _resolve(spec.path, suite.base_dir)
+    path = resolve_path(spec.path, suite.base_dir)
     if not path.is_file():
         raise SuiteError(suite.source, "dataset.path", f"no such file {path} (paths are relative to the suite file)")
     with open(path, "rb") as handle:
@@ -141,7 +141,7 @@ def check_protocol(suite: Suite) -> None:
         return
     from omlab.bench.scoring.locomo_protocol import ProtocolFileError, locomo_protocol, official_file
 
-    path = official_file(_resolve(suite.scoring.official_files, suite.base_dir))
+    path = official_file(resolve_path(suite.scoring.official_files, suite.base_dir))
     if not path.is_file():
         raise SuiteError(
             suite.source,
@@ -156,14 +156,14 @@ def check_protocol(suite: Suite) -> None:
 
 def check_judge_prompts(suite: Suite, conversations: Sequence[Conversation]) -> None:
     """Refuse a judge prompt file that has no template for a question type the judge will see."""
-    from omlab.bench.run.judging import J_CATEGORIES
     from omlab.bench.scoring import load_judge_prompts
     from omlab.bench.scoring.longmemeval_judge import DEFAULT_JUDGE_PROMPTS, JudgePromptError
+    from omlab.bench.scoring.required_scorers import J_CATEGORIES
 
     if suite.scoring.judge_prompts is None:
         prompts = DEFAULT_JUDGE_PROMPTS
     else:
-        path = _resolve(suite.scoring.judge_prompts, suite.base_dir)
+        path = resolve_path(suite.scoring.judge_prompts, suite.base_dir)
         if not path.is_file():
             raise SuiteError(suite.source, "scoring.judge_prompts", f"no such file {path}")
         try:
@@ -215,8 +215,6 @@ def format_warnings(warnings: Sequence[InputWarning], *, limit: int = 10) -> lis
 
 
 def _load(suite: Suite, limit: int | None) -> tuple[DatasetInfo, list[Conversation]]:
-    from omlab.bench.run.runner import caption_style, load_conversations
-
     try:
         return load_conversations(suite.dataset, suite.base_dir, limit, caption_style=caption_style(suite))
     except DatasetError as error:
@@ -248,11 +246,6 @@ def _litellm_providers() -> set[str]:
     import litellm
 
     return {getattr(provider, "value", provider) for provider in litellm.provider_list}
-
-
-def _resolve(path: str, base_dir: str | Path) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else Path(base_dir) / candidate
 
 
 __all__ = [

@@ -25,6 +25,8 @@ F1_AGGREGATIONS = ("mean", "official")
 CACHE_MODES = ("off", "read", "write", "strict")
 DEFAULT_LATENCY: dict[str, Any] = {"kind": "token-rate"}
 MODEL_ROLES = ("observer", "reflector", "actor", "judge")
+EXECUTORS = ("pool", "ray")
+"""Executor names accepted by ``--executor`` and ``[run] executor`` (:mod:`omlab.bench.run.executors`)."""
 
 _DATASET_KEYS = {
     "synthetic": (
@@ -387,8 +389,6 @@ def parse_cache(table: Mapping[str, Any], source: str) -> CacheSpec:
 
 def parse_run(table: Mapping[str, Any], source: str) -> RunSpec:
     """``[run]``: workers, concurrency, executor (``pool`` or ``ray``) and the Ray address."""
-    from omlab.bench.run.executors import EXECUTORS, check_address
-
     known_keys(table, RunSpec.__slots__, "run", source)
     executor = table.get("executor", "pool")
     if executor not in EXECUTORS:
@@ -422,6 +422,15 @@ def _check_provider_limits(value: Any, where: str, source: str) -> None:
             raise SuiteError(source, where, f"{provider!r} is not a provider name (e.g. openai, anthropic, google)")
         if not _is_int(limit) or limit < 1:
             raise SuiteError(source, f"{where}.{provider}", f"must be a positive integer, got {limit!r}")
+
+
+def check_address(address: object) -> str:
+    """``address`` if it names a Ray cluster (``auto``, ``ray://HOST:PORT`` or ``HOST:PORT``)."""
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
+    if address == "auto" or address.startswith("ray://") or ":" in address:
+        return address
+    raise ValueError(f"must be 'auto', 'ray://HOST:PORT' or 'HOST:PORT', got {address!r}")
 
 
 def check_model(spec: Any, where: str, source: str) -> None:
