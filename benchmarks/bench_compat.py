@@ -25,7 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from omlab.bench.report.metrics import metric_value
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import parse_suite
 
 SUITE = Path(__file__).resolve().parent / "sweep_buffering.toml"

@@ -28,7 +28,8 @@ from faults.message_accounting import account_messages
 
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import answers_df, calls_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 
 
 def one_rate(rate: float, seeds: list[int], seed: int) -> dict[str, object]:

@@ -23,8 +23,9 @@ from pathlib import Path
 
 from omlab.bench.datasets import generate_synthetic
 from omlab.bench.results import ResultsCatalog, RunWriter, calls_df, events_df, steps_df
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.replay import replay_conversation
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.runner import run_suite
 from omlab.engine.scheduler import TokenRateLatency
 from omlab.llm.client import ModelClient
 

@@ -87,7 +87,8 @@ def main(
 ) -> None:
     from omlab.bench.lineage import run_lineage
     from omlab.bench.results import ResultsCatalog, conversations_df, steps_df
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
     from omlab.bench.suite.dataset import load_conversations
     from omlab.bench.suite.suite_file import load_suite
 

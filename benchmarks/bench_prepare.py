@@ -115,7 +115,8 @@ def parts_of_one(suite_path: Path, tokens: int) -> dict[str, float]:
 def run_prepare(suite_path: Path, results_dir: Path, workers: int) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of the suite's prepare phase, results database
     included; with one worker everything runs in this process, so the CPU time is all of it."""
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
 
     started, cpu_started = time.perf_counter(), time.process_time()
     (summary,) = run_suite(suite_path, RunOptions(results_dir=results_dir, workers=workers, progress=False))

@@ -85,7 +85,8 @@ prepared = false
 
 
 def prepare_mode(conversations: int, tokens: int, workers: int) -> None:
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
 
     with tempfile.TemporaryDirectory(prefix="omlab-scale-") as folder:
         suite = Path(folder) / "scale.toml"
@@ -132,7 +133,7 @@ def sweep_mode(tokens: int, workers: int) -> None:
 
     from omlab.bench.report.metrics import sweep_table
     from omlab.bench.results import metrics_df, runs_df
-    from omlab.bench.run.runner import RunOptions
+    from omlab.bench.run.options import RunOptions
     from omlab.bench.run.sweep import run_sweep
 
     with tempfile.TemporaryDirectory(prefix="omlab-scale-") as folder:

@@ -8,7 +8,7 @@ import os
 from omlab.bench.report.run_report import latest_run_id
 from omlab.bench.results import ResultsCatalog
 from omlab.bench.results.layout import parts_path, run_path, runs_dir
-from omlab.bench.run.runner import DEFAULT_RESULTS_DIR, RunOptions
+from omlab.bench.run.options import DEFAULT_RESULTS_DIR, RunOptions
 from omlab.bench.suite.retry import parse_seconds_flag
 from omlab.bench.suite.tables import EXECUTORS, check_address
 

@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 
 from omlab.bench.report.run_index import headline_text
-from omlab.bench.report.run_report import write_report
 from omlab.bench.results import metrics_df, runs_df
 from omlab.cli.options import add_results_option, resolve_run
 from omlab.viz.report import write_production_plot
+from omlab.viz.run_report import write_report
 
 
 def register(commands: argparse._SubParsersAction) -> None:

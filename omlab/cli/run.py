@@ -7,7 +7,8 @@ import argparse
 from omlab.bench.report.run_index import headline_text
 from omlab.bench.results.layout import run_path
 from omlab.bench.run.failures import EXIT_INCOMPLETE
-from omlab.bench.run.runner import RunSummary, run_suite
+from omlab.bench.run.options import RunSummary
+from omlab.bench.run.runner import run_suite
 from omlab.cli.options import add_run_options, run_options
 
 
@@ -36,7 +37,7 @@ def handle(args: argparse.Namespace) -> int:
             print(f"  {line}")
         print(f"  results: {run_path(args.results, summary.run_id)}")
         if args.report:
-            from omlab.bench.report.run_report import write_report
+            from omlab.viz.run_report import write_report
 
             print(f"  report:  {write_report(args.results, summary.run_id, plots=True)}")
     return exit_status(summaries)

@@ -10,7 +10,8 @@ from bench_runner.suites import write_suite
 
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import answers_df, calls_df, runs_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.cli.main import main
 
 PRICES_X = """[models.prices]

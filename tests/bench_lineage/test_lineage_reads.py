@@ -8,7 +8,8 @@ from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.lineage import lineage_frames, read_inputs, run_lineage
 from omlab.bench.results import ResultsCatalog, answers_df, conversations_df, events_df, steps_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.dataset import load_conversations
 from omlab.bench.suite.suite_file import load_suite
 

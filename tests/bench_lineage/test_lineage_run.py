@@ -17,8 +17,9 @@ from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.datasets import generate_synthetic
 from omlab.bench.results import ResultsCatalog
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.replay import replay_conversation
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.runner import run_suite
 from omlab.bench.scoring.f1 import normalize_answer
 from omlab.engine.scheduler import MeasuredLatency
 from omlab.llm.client import ModelClient

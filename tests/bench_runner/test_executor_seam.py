@@ -11,8 +11,9 @@ import pytest
 
 from omlab.bench.results import ResultsCatalog
 from omlab.bench.run.executors import PoolExecutor, make_executor
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.resume import ResumeState
-from omlab.bench.run.runner import RunOptions, _jobs, _settings, run_suite
+from omlab.bench.run.runner import _jobs, _settings, run_suite
 from omlab.bench.run.tasks import ConversationTask
 from omlab.bench.suite.dataset import load_conversations
 from omlab.bench.suite.suite_file import expand_grid, load_suite

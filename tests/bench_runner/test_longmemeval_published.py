@@ -6,7 +6,8 @@ import tomllib
 from pathlib import Path
 
 from omlab.bench.results import calls_df, events_df, steps_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import parse_suite
 
 ROOT = Path(__file__).resolve().parents[2]

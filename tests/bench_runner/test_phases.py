@@ -11,7 +11,8 @@ from omlab.bench.datasets.schema import Conversation, Question, Session, Turn
 from omlab.bench.results import conversations_df, scores_df
 from omlab.bench.results.frames import catalog_of
 from omlab.bench.run.answering import question_date, question_prompt, retention_scores
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 
 SAMPLES = Path(__file__).resolve().parents[2] / "datasets" / "samples"
 

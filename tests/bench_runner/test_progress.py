@@ -86,7 +86,8 @@ def test_each_phase_is_named_with_its_unit():
 
 def test_a_run_shows_its_phases_from_the_start_and_counts_every_unit(tmp_path):
     from bench_runner.suites import write_suite
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
 
     out = io.StringIO()
     suite = write_suite(tmp_path, seeds="[11, 12]")

@@ -17,7 +17,8 @@ import pytest
 
 from omlab.bench.results import ResultsCatalog, runs_df
 from omlab.bench.results.run_config import sweep_id_of
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.run.sweep import run_sweep
 
 from .suites import stable_metrics, write_suite

@@ -9,8 +9,9 @@ import pytest
 
 from omlab.bench.results import RunWriter, answers_df, calls_df, conversations_df, events_df, runs_df, steps_df
 from omlab.bench.results.frames import catalog_of
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.resume import ResumeError
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.runner import run_suite
 from omlab.llm.offline import get_offline_model, register_offline_model
 
 from .suites import stable_metrics, write_suite

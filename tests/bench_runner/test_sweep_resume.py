@@ -15,7 +15,7 @@ import pytest
 
 from omlab.bench.results import metrics_df, runs_df
 from omlab.bench.results.run_config import sweep_id_of
-from omlab.bench.run.runner import RunOptions
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.sweep import latest_sweep_id, run_sweep
 
 from .suites import stable_metrics, write_suite

@@ -6,7 +6,8 @@ import pytest
 
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results.frames import catalog_of
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.run.unusable_replies import reply_problem
 from omlab.llm.offline import get_offline_model, register_offline_model
 from omlab.llm.offline.base import OfflineResult

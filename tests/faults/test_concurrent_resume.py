@@ -11,8 +11,9 @@ from bench_runner.suites import write_suite
 
 from omlab.bench.results import RunLockedError, runs_df
 from omlab.bench.results.layout import run_path
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.resume import ResumeError
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.runner import run_suite
 
 HOLD = """
 import sys, duckdb

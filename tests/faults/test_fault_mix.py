@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from omlab.bench.results import calls_df, runs_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 
 from .fault_server import FaultServer, fault_suite
 from .message_accounting import account_messages

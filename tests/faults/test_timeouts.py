@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from bench_runner.suites import write_suite
 
-from omlab.bench.run.runner import RunOptions, _settings
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import _settings
 from omlab.bench.suite.retry import DEFAULT_TIMEOUT_S, RetrySpec, parse_seconds_flag
 from omlab.bench.suite.run_settings import RunSettings
 from omlab.bench.suite.suite_file import expand_grid, load_suite

@@ -62,7 +62,8 @@ async def test_local_limits_hold_requests_to_the_per_minute_budget():
 def test_a_provider_bound_run_goes_through_the_suites_limits(tmp_path, monkeypatch):
     from faults.fault_server import FaultServer, fault_suite
 
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
     from omlab.llm import cluster_limits
 
     made, original = [], cluster_limits.local_limits

@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from omlab.bench.report.run_report import write_report
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.viz.questions import filter_questions
+from omlab.viz.run_report import write_report
 from omlab.viz.widgets.questions_state import QuestionsState
 
 SUITE = """

@@ -14,7 +14,7 @@ import pytest
 from bench_runner.suites import offline_synthetic_suite
 
 from omlab.bench.results import answers_df, lineage_df, lineage_questions_df, runs_df
-from omlab.bench.run.runner import RunOptions
+from omlab.bench.run.options import RunOptions
 from omlab.bench.run.sweep import run_sweep
 from omlab.viz.plots import fact_survival, loss_cause_table, plot_fact_survival
 from tests.viz.frames import legend_texts, render

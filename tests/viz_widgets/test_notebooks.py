@@ -130,7 +130,8 @@ def test_notebook_03_compares_costs_the_same_fresh_and_after_the_quickstart(kern
     than routing because it kept the quickstart's cost; as configured, both orders now agree."""
     from nbclient import NotebookClient
 
-    from omlab.bench.run.runner import RunOptions, run_suite
+    from omlab.bench.run.options import RunOptions
+    from omlab.bench.run.runner import run_suite
 
     def execute(results: Path) -> dict[str, tuple[float, float]]:
         monkeypatch.setenv("OMLAB_RESULTS", str(results))

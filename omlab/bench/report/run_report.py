@@ -1,10 +1,11 @@
 """A run's report: headline numbers, accuracy per type, cost, compression, blocking, latency.
 
 :func:`write_report` writes ``<results>/reports/<run_id>/report.md`` (or ``report.html``, with the
-per-question page ``questions.html`` beside it) from the
-run's ``metrics`` rows (computed on the fly from its frames when the run has none yet, e.g. while
-it is running) and, with ``plots=True``, the run's PNG plots beside it
-(``omlab.viz.report.write_run_plots``). :func:`render_report` returns the text without writing.
+per-question page beside it when given a ``questions_page`` writer) from the run's ``metrics``
+rows (computed on the fly from its frames when the run has none yet, e.g. while it is running)
+and, given a ``plots`` writer, links the PNG plots it draws beside it. Drawing is not bench's
+job: the writers come from the caller (``omlab.viz.run_report.write_report``, what ``omlab
+report`` calls, passes viz's).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import html
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,12 @@ from omlab.bench.report.production import production_comparison
 from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
 from omlab.bench.results.layout import run_path
 from omlab.bench.scoring.verdicts import VERDICT_RULES
+
+PlotWriter = Callable[[ResultsCatalog, str, pd.Series, pd.DataFrame, Path], list[Path]]
+"""Draws a run's plots: ``(catalog, run_id, runs row, metrics, folder)`` -> the files written."""
+QuestionsPageWriter = Callable[[ResultsCatalog, str, Path, str], "Path | None"]
+"""Writes a run's per-question page: ``(catalog, run_id, path, title)`` -> the file, or None
+when there is nothing to write."""
 
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("accuracy (micro)", "accuracy", "all"),
@@ -278,13 +285,16 @@ def write_report(
     run_id: str,
     *,
     fmt: str = "md",
-    plots: bool = False,
     out_dir: str | Path | None = None,
+    plots: PlotWriter | None = None,
+    questions_page: QuestionsPageWriter | None = None,
     extra_images: Sequence[str] = (),
 ) -> Path:
-    """Write run ``run_id``'s report (and plots) to ``out_dir`` (default
-    ``<results>/reports/<run_id>``); returns the report file. ``extra_images`` are file names
-    of plots a caller drew beside the report (listed after the run's own).
+    """Write run ``run_id``'s report to ``out_dir`` (default ``<results>/reports/<run_id>``);
+    returns the report file. ``plots`` draws the run's plots beside it (linked from the report);
+    ``questions_page`` writes the per-question page of an html report (linked from it);
+    ``extra_images`` are file names of plots a caller drew beside the report (listed after the
+    run's own).
 
     A run on a ``kind = "mastra"`` dataset gets a "Production vs this replay" section: the
     production records it replayed beside the run (``omlab.bench.report.production``).
@@ -313,58 +323,21 @@ def write_report(
         )
     target = Path(out_dir) if out_dir is not None else Path(results_dir) / "reports" / run_id
     target.mkdir(parents=True, exist_ok=True)
-    images = [path.name for path in _plots(catalog, run_id, row, metrics, target)] if plots else []
+    images = [path.name for path in plots(catalog, run_id, row, metrics, target)] if plots is not None else []
     title = f"omlab run {run_id}: {row.get('suite')} [{row.get('config_name')}]"
     if row.get("status") == "incomplete":
         title += " (INCOMPLETE)"
     sections = report_sections(row, metrics) + production_sections(results_dir, run_id, row)
     images = [*images, *extra_images]
     text = render_markdown(title, sections, images) if fmt == "md" else render_html(title, sections, images)
-    if fmt == "html":
-        page = write_questions_page(catalog, run_id, target / QUESTIONS_PAGE, title=f"{title}: questions")
+    if fmt == "html" and questions_page is not None:
+        page = questions_page(catalog, run_id, target / QUESTIONS_PAGE, f"{title}: questions")
         if page is not None:
             link = f"<p><a href='{QUESTIONS_PAGE}'>Every question: answers, evidence lineage, memory context</a></p>"
             text = text.replace("</h1>", "</h1>" + link, 1)
     path = target / f"report.{fmt}"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def write_questions_page(catalog: ResultsCatalog, run_id: str, path: Path, *, title: str) -> Path | None:
-    """Write the per-question page (:func:`omlab.viz.questions.questions_page`) of a run to
-    ``path``; None (nothing written) when the run has no answers."""
-    from omlab.bench.lineage import LINEAGE_EVENT_TYPES
-    from omlab.bench.results import answers_df, events_df, lineage_df, lineage_questions_df
-    from omlab.viz.questions import question_frames, questions_page
-
-    answers = answers_df(catalog, run_id)
-    if answers.empty:
-        return None
-    frames = question_frames(
-        answers,
-        lineage_df(catalog, run_id),
-        lineage_questions_df(catalog, run_id),
-        events_df(catalog, run_id, types=list(LINEAGE_EVENT_TYPES)),
-    )
-    path.write_text(questions_page(frames, title=title), encoding="utf-8")
-    return path
-
-
-def _plots(catalog: ResultsCatalog, run_id: str, header: pd.Series, metrics: pd.DataFrame, target: Path) -> list[Path]:
-    from omlab.bench.results import answers_df, calls_df, events_df, lineage_df, lineage_questions_df, steps_df
-    from omlab.viz.report import write_run_plots
-
-    return write_run_plots(
-        target,
-        steps=steps_df(catalog, run_id),
-        events=events_df(catalog, run_id),
-        calls=calls_df(catalog, run_id),
-        answers=answers_df(catalog, run_id),
-        metrics=metrics,
-        lineage=lineage_df(catalog, run_id),
-        lineage_questions=lineage_questions_df(catalog, run_id),
-        run_label=f"{header.get('suite')}-{header.get('config_name')}",
-    )
 
 
 def _find(metrics: pd.DataFrame, name: str, group: str) -> pd.Series | None:
@@ -469,6 +442,8 @@ def _dataset_label(header: pd.Series) -> str:
 
 
 __all__ = [
+    "PlotWriter",
+    "QuestionsPageWriter",
     "Section",
     "latest_run_id",
     "notebook_markdown",

@@ -27,11 +27,10 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import pandas as pd
 
@@ -47,7 +46,8 @@ from omlab.bench.run.execution import (
     run_in_processes,
     shared_provider_limits,
 )
-from omlab.bench.run.failures import RunFailures, collect_failures
+from omlab.bench.run.failures import collect_failures
+from omlab.bench.run.options import RunnerError, RunOptions, RunSummary
 from omlab.bench.run.phases import ConversationJob
 from omlab.bench.run.progress import Progress
 from omlab.bench.run.resume import ResumeState, check_resume_target, find_resumable_run, read_resume_state
@@ -57,74 +57,6 @@ from omlab.bench.suite.preflight import Preflight, format_warnings, preflight, w
 from omlab.bench.suite.run_settings import RunSettings
 from omlab.bench.suite.suite_file import Suite, SuiteCell, expand_grid, load_suite
 from omlab.bench.suite.tables import RunSpec
-
-DEFAULT_RESULTS_DIR = "results"
-
-
-class RunnerError(RuntimeError):
-    """A run that cannot start as asked."""
-
-
-@dataclass(slots=True)
-class RunOptions:
-    """How to run a suite (these never change a run's ``config_hash`` except ``limit``).
-
-    Attributes:
-        results_dir: Where run files, caches and reports go.
-        resume: A run id to resume (must match the suite's configuration).
-        auto_resume: Resume the latest unfinished run of the same suite and config hash.
-        limit: At most this many conversations (on top of the suite's own ``limit``).
-        cache_mode: Overrides ``[cache] mode`` (off, read, write, strict).
-        reuse_prepared: Overrides ``[cache] prepared``.
-        workers: Processes for offline runs (default: ``[run] workers``, else min(2, CPUs)).
-        concurrency: Conversations in flight for provider-bound runs (default ``[run] concurrency``).
-        progress: Show a progress bar on ``stream`` (default stderr).
-        on_question: ``hook(phase, question_id)`` after each question is recorded (tests use it to
-            stop a run half-way).
-        sweep_id: Recorded in the runs row's notes, to group the runs of one sweep.
-        executor: ``pool`` or ``ray`` (default ``[run] executor``, else ``pool``).
-        address: The Ray cluster to join (default ``[run] address``, else a local Ray instance).
-        timeout: ``--timeout``: ``{role or "": seconds per request}``, over the suite's ``[retry]``.
-        deadline: ``--deadline``: ``{role or "": seconds per call}``, over the suite's ``[retry]``.
-    """
-
-    results_dir: str | Path = DEFAULT_RESULTS_DIR
-    resume: str | None = None
-    auto_resume: bool = True
-    limit: int | None = None
-    cache_mode: str | None = None
-    reuse_prepared: bool | None = None
-    workers: int | None = None
-    concurrency: int | None = None
-    progress: bool = True
-    stream: TextIO | None = None
-    on_question: Callable[[str, str], None] | None = None
-    sweep_id: str | None = None
-    executor: str | None = None
-    address: str | None = None
-    timeout: dict[str, float] | None = None
-    deadline: dict[str, float] | None = None
-
-
-@dataclass(slots=True)
-class RunSummary:
-    """What one run did."""
-
-    run_id: str
-    suite: str
-    config_name: str
-    config_hash: str
-    status: str
-    resumed: bool
-    n_conversations: int
-    n_questions: int
-    wall_s: float
-    metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
-    reused: bool = False
-    """True when a continued sweep took this cell's finished run as it was (nothing ran)."""
-    warnings: int = 0
-    failures: RunFailures = field(default_factory=RunFailures)
-    """Failed phases and questions; when any, ``status`` is ``incomplete`` and a resume retries them."""
 
 
 def run_suite(suite: Suite | str | Path, options: RunOptions | None = None) -> list[RunSummary]:
@@ -597,10 +529,6 @@ def _run_cells_in_processes(
 
 
 __all__ = [
-    "DEFAULT_RESULTS_DIR",
-    "RunOptions",
-    "RunSummary",
-    "RunnerError",
     "cell_config_hash",
     "executor_name",
     "run_cell",

@@ -26,7 +26,8 @@ import pandas as pd
 
 from omlab.bench.results import answers_df, conversations_df, metrics_df, runs_df
 from omlab.bench.results.run_config import sweep_id_of
-from omlab.bench.run.runner import RunOptions, RunSummary, cell_config_hash, run_cells
+from omlab.bench.run.options import RunOptions, RunSummary
+from omlab.bench.run.runner import cell_config_hash, run_cells
 from omlab.bench.suite.preflight import preflight
 from omlab.bench.suite.suite_file import Suite, SuiteCell, expand_grid, load_suite
 
