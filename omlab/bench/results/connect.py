@@ -7,14 +7,21 @@ download an extension to read it.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from omlab.bench.results.schema import SCHEMA_VERSION, SCHEMA_VERSION_TABLE
 
 _RETRY_PAUSE_S = 0.05
+# DuckDB lets a second read-write connection in the same process share an open file, so the
+# one-writer-per-run rule is enforced here for writers of this process.
+_OPEN_IN_THIS_PROCESS: set[Path] = set()
+_OPEN_IN_THIS_PROCESS_LOCK = threading.Lock()
 
 #: DuckDB settings for every results connection: no extension is ever loaded or fetched implicitly.
 NO_EXTENSION_AUTOLOAD = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
@@ -121,3 +128,38 @@ def check_schema_version(connection: duckdb.DuckDBPyConnection, path: Path) -> i
             + (" (upgrade omlab to read it)" if isinstance(version, int) and version > SCHEMA_VERSION else "")
         )
     return version
+
+
+def claim_for_writing(path: Path) -> None:
+    """Record that this process has a writer for ``path``; a second one is a :class:`RunLockedError`."""
+    with _OPEN_IN_THIS_PROCESS_LOCK:
+        if path.resolve() in _OPEN_IN_THIS_PROCESS:
+            raise RunLockedError(f"run file {path} already has a writer in this process")
+        _OPEN_IN_THIS_PROCESS.add(path.resolve())
+
+
+def release_writing(path: Path) -> None:
+    """Undo :func:`claim_for_writing` (the writer of ``path`` closed)."""
+    with _OPEN_IN_THIS_PROCESS_LOCK:
+        _OPEN_IN_THIS_PROCESS.discard(path.resolve())
+
+
+def run_transaction(connection: duckdb.DuckDBPyConnection, statements: Iterable[str | tuple[str, list[Any]]]) -> None:
+    """Execute ``statements`` (SQL, or SQL with parameters) in one transaction, rolled back on error."""
+    connection.execute("BEGIN TRANSACTION")
+    try:
+        for statement in statements:
+            sql, parameters = (statement, None) if isinstance(statement, str) else statement
+            connection.execute(sql, parameters)
+        connection.execute("COMMIT")
+    except BaseException:
+        rollback(connection)
+        raise
+
+
+def rollback(connection: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the open transaction, if there is one left to roll back."""
+    try:
+        connection.execute("ROLLBACK")
+    except duckdb.Error:
+        pass

@@ -26,7 +26,6 @@ import logging
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,15 +33,22 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import duckdb
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from omlab.bench.results.columns import check_columns, check_required, is_column_data
-from omlab.bench.results.connect import RunLockedError, check_schema_version, open_run_file
+from omlab.bench.results.connect import (
+    check_schema_version,
+    claim_for_writing,
+    open_run_file,
+    release_writing,
+    rollback,
+    run_transaction,
+)
 from omlab.bench.results.layout import parts_path, run_path, runs_dir
 from omlab.bench.results.provenance import collect_provenance
-from omlab.bench.results.rows import RowError, check_row, to_arrow
+from omlab.bench.results.row_buffer import RowBuffer
+from omlab.bench.results.row_defaults import ROW_FILLERS, EventNumbering, fill_call_ids
+from omlab.bench.results.rows import RowError, check_row
 from omlab.bench.results.run_id import check_run_id, new_run_id
 from omlab.bench.results.schema import (
     ANSWER_FAILED,
@@ -60,11 +66,6 @@ from omlab.bench.results.schema import (
 from omlab.bench.results.shards import last_seq, replace_shards, write_shard
 
 log = logging.getLogger("omlab.bench.results")
-
-# DuckDB lets a second read-write connection in the same process share an open file, so the
-# one-writer-per-run rule is enforced here for writers of this process.
-_OPEN_IN_THIS_PROCESS: set[Path] = set()
-_OPEN_IN_THIS_PROCESS_LOCK = threading.Lock()
 
 _WRITER_MANAGED_RUN_COLUMNS = frozenset({"run_id", "status", "started_at", "finished_at", "error"})
 _BATCH_VIEW = "omlab_incoming_batch"
@@ -123,22 +124,22 @@ class RunWriter:
             )
         runs_dir(self.results_dir).mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.parts_dir, ignore_errors=True)
-        self._claim()
+        claim_for_writing(self.path)
         try:
             # A reader may hold the new file for a moment (it lists every *.duckdb it sees).
             self._connection = open_run_file(self.path, read_only=False, lock_timeout=_NEW_FILE_LOCK_TIMEOUT_S)
         except BaseException:
-            self._release()
+            release_writing(self.path)
             raise
         try:
-            self._transaction([*ddl(), f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES ({SCHEMA_VERSION})"])
+            run_transaction(self._connection, [*ddl(), f"INSERT INTO {SCHEMA_VERSION_TABLE} VALUES ({SCHEMA_VERSION})"])
             self._run_row = run_row
-            self._buffer("runs", [run_row])
+            self._buffer.add_rows("runs", [run_row])
             self._flush_locked()
         except BaseException:
             self._connection.close()
             self._connection = None
-            self._release()
+            release_writing(self.path)
             for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
                 leftover.unlink(missing_ok=True)  # a half-made file of ours; never a run's data
             shutil.rmtree(self.parts_dir, ignore_errors=True)
@@ -174,17 +175,17 @@ class RunWriter:
         writer._setup(results_dir, run_id, flush_rows, flush_seconds)
         if not writer.path.is_file():
             raise FileNotFoundError(f"no run file {writer.path} to reopen (run {run_id!r})")
-        writer._claim()
+        claim_for_writing(writer.path)
         try:
             writer._connection = open_run_file(writer.path, read_only=False, lock_timeout=lock_timeout)
         except BaseException:
-            writer._release()
+            release_writing(writer.path)
             raise
         try:
             writer._reopen()
         except BaseException:
             writer._connection.close()
-            writer._release()
+            release_writing(writer.path)
             raise
         writer._start_flusher()
         return writer
@@ -287,7 +288,7 @@ class RunWriter:
         with self._lock:
             self._check_open()
             self._run_row = check_row("runs", {**self._run_row, **fields}, self.run_id)
-            self._buffer("runs", [self._run_row])
+            self._buffer.add_rows("runs", [self._run_row])
             self._flush_locked()
 
     def flush(self) -> None:
@@ -356,7 +357,7 @@ class RunWriter:
         with self._lock:
             self._check_open()
             self._flush_locked()
-            self._transaction(statements)
+            run_transaction(self._connection, statements)
             for table in (*touched, "model_calls", "conversations"):
                 self._republish(table)
 
@@ -377,13 +378,13 @@ class RunWriter:
                     {**self._run_row, "status": status, "finished_at": _now(), "error": error},
                     self.run_id,
                 )
-                self._buffer("runs", [self._run_row])
+                self._buffer.add_rows("runs", [self._run_row])
                 self._flush_locked(publish=False)
                 self._connection.execute("CHECKPOINT")
             finally:
                 self._connection.close()
                 self._connection = None
-                self._release()
+                release_writing(self.path)
         shutil.rmtree(self.parts_dir, ignore_errors=True)
 
     def __enter__(self) -> Self:
@@ -417,36 +418,23 @@ class RunWriter:
         self.results_dir = Path(results_dir).expanduser()
         self.path = run_path(self.results_dir, run_id)
         self.parts_dir = parts_path(self.results_dir, run_id)
-        self._claimed_path = self.path.resolve()
         self._flush_rows = flush_rows
         self._flush_seconds = flush_seconds
         self._lock = threading.RLock()
         self._connection: duckdb.DuckDBPyConnection | None = None
-        self._buffers: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
-        self._batches: dict[str, list[pa.Table]] = {table: [] for table in TABLES}
-        self._pending = 0
+        self._buffer = RowBuffer()
         self._last_flush = time.monotonic()
         self._shard_seq = 0
-        self._next_event_seq = 0
+        self._events = EventNumbering()
         self._run_row: dict[str, Any] = {}
         self._stop = threading.Event()
         self._flusher: threading.Thread | None = None
-
-    def _claim(self) -> None:
-        with _OPEN_IN_THIS_PROCESS_LOCK:
-            if self._claimed_path in _OPEN_IN_THIS_PROCESS:
-                raise RunLockedError(f"run file {self.path} already has a writer in this process")
-            _OPEN_IN_THIS_PROCESS.add(self._claimed_path)
-
-    def _release(self) -> None:
-        with _OPEN_IN_THIS_PROCESS_LOCK:
-            _OPEN_IN_THIS_PROCESS.discard(self._claimed_path)
 
     def _reopen(self) -> None:
         connection = self._connection
         version = check_schema_version(connection, self.path)
         if version < SCHEMA_VERSION:  # a run started by an older omlab: add the columns it lacks
-            self._transaction(upgrade_statements(version))
+            run_transaction(self._connection, upgrade_statements(version))
         result = connection.execute("SELECT * FROM runs WHERE run_id = ?", [self.run_id])
         names = [column[0] for column in result.description]
         rows = result.fetchall()
@@ -456,8 +444,8 @@ class RunWriter:
         self._run_row = check_row(
             "runs", {**stored, "status": "started", "finished_at": None, "error": None}, self.run_id
         )
-        self._next_event_seq = connection.execute("SELECT coalesce(max(seq) + 1, 0) FROM events").fetchall()[0][0]
-        self._buffer("runs", [self._run_row])
+        self._events.next_seq = connection.execute("SELECT coalesce(max(seq) + 1, 0) FROM events").fetchall()[0][0]
+        self._buffer.add_rows("runs", [self._run_row])
         self._flush_locked(publish=False)
         shutil.rmtree(self.parts_dir, ignore_errors=True)
         for table in TABLES:
@@ -481,10 +469,10 @@ class RunWriter:
             checked = [(table, self._checked(table, rows)) for table, rows in units]
             for table, rows in checked:
                 if isinstance(rows, pa.Table):
-                    self._buffer_batch(table, rows)
+                    self._buffer.add_batch(table, rows)
                 else:
-                    self._buffer(table, rows)
-            if self._pending >= self._flush_rows or self._flush_is_due():
+                    self._buffer.add_rows(table, rows)
+            if self._buffer.pending >= self._flush_rows or self._flush_is_due():
                 self._flush_locked()
 
     def _checked(self, table: str, rows: Iterable[_Row] | ColumnData) -> list[dict[str, Any]] | pa.Table:
@@ -497,93 +485,34 @@ class RunWriter:
                 for row in batch.to_pylist()
             ]
         if table == "events":
-            batch = self._fill_event_columns(batch)
+            batch = self._events.fill_columns(batch)
         elif table == "model_calls":
-            batch = _fill_call_ids(batch)
+            batch = fill_call_ids(batch)
         return check_required(table, batch)
 
-    def _fill_event_columns(self, batch: pa.Table) -> pa.Table:
-        """Column-wise :meth:`_fill_event`: the same ``seq`` and ``kind`` as row by row."""
-        seq = batch.column("seq")
-        count = batch.num_rows
-        if count == 0:
-            return batch
-        if seq.null_count == count:
-            filled = pa.array(np.arange(self._next_event_seq, self._next_event_seq + count, dtype=np.int64))
-            self._next_event_seq += count
-        elif seq.null_count == 0:
-            filled = seq
-            self._next_event_seq = max(self._next_event_seq, int(pc.max(seq).as_py()) + 1)
-        else:
-            values = seq.to_pylist()
-            for index, value in enumerate(values):
-                if value is None:
-                    values[index] = self._next_event_seq
-                    self._next_event_seq += 1
-                elif value >= self._next_event_seq:
-                    self._next_event_seq = value + 1
-            filled = pa.array(values, type=pa.int64())
-        batch = batch.set_column(batch.schema.get_field_index("seq"), "seq", filled)
-        kind = batch.column("kind")
-        if kind.null_count:
-            derived = pc.if_else(pc.starts_with(batch.column("type"), "data-"), "data", "debug")
-            batch = batch.set_column(batch.schema.get_field_index("kind"), "kind", pc.coalesce(kind, derived))
-        return batch
-
     def _filler(self, table: str) -> Callable[[dict[str, Any]], None] | None:
-        return self._fill_event if table == "events" else _FILLERS.get(table)
-
-    def _fill_event(self, row: dict[str, Any]) -> None:
-        seq = row.get("seq")
-        if seq is None:
-            row["seq"] = self._next_event_seq
-            self._next_event_seq += 1
-        elif seq >= self._next_event_seq:
-            self._next_event_seq = int(seq) + 1
-        if row.get("kind") is None and row.get("type") is not None:
-            row["kind"] = "data" if row["type"].startswith("data-") else "debug"
-
-    def _buffer(self, table: str, rows: list[dict[str, Any]]) -> None:
-        self._buffers[table].extend(rows)
-        self._pending += len(rows)
-
-    def _buffer_batch(self, table: str, batch: pa.Table) -> None:
-        rows = self._buffers[table]
-        if rows:  # keep the order rows were added in
-            self._batches[table].append(to_arrow(table, rows))
-            self._buffers[table] = []
-        self._batches[table].append(batch)
-        self._pending += batch.num_rows
+        return self._events.fill_row if table == "events" else ROW_FILLERS.get(table)
 
     def _flush_is_due(self) -> bool:
         return (
             self._flush_seconds is not None
-            and self._pending > 0
+            and self._buffer.pending > 0
             and time.monotonic() - self._last_flush >= self._flush_seconds
         )
 
     def _flush_locked(self, *, publish: bool = True) -> None:
-        if self._pending == 0:
+        if self._buffer.pending == 0:
             return
-        batches: dict[str, pa.Table] = {}
-        for table, rows in self._buffers.items():
-            parts = list(self._batches[table])
-            if rows:
-                parts.append(to_arrow(table, _last_per_key(table, rows)))
-            if parts:
-                batches[table] = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        self._begin()
+        batches = self._buffer.batches()
+        self._connection.execute("BEGIN TRANSACTION")
         try:
             for table, batch in batches.items():
                 self._append_batch(table, batch)
             self._connection.execute("COMMIT")
         except BaseException:
-            self._rollback()
+            rollback(self._connection)
             raise
-        for table in batches:
-            self._buffers[table] = []
-            self._batches[table] = []
-        self._pending = 0
+        self._buffer.clear()
         self._last_flush = time.monotonic()
         seq = self._shard_seq
         self._shard_seq += 1
@@ -608,26 +537,6 @@ class RunWriter:
             connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {_BATCH_VIEW}")
         finally:
             connection.unregister(_BATCH_VIEW)
-
-    def _transaction(self, statements: Iterable[str | tuple[str, list[Any]]]) -> None:
-        self._begin()
-        try:
-            for statement in statements:
-                sql, parameters = (statement, None) if isinstance(statement, str) else statement
-                self._connection.execute(sql, parameters)
-            self._connection.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
-
-    def _begin(self) -> None:
-        self._connection.execute("BEGIN TRANSACTION")
-
-    def _rollback(self) -> None:
-        try:
-            self._connection.execute("ROLLBACK")
-        except duckdb.Error:
-            pass  # no transaction left to roll back
 
     def _republish(self, table: str) -> None:
         self._shard_seq = max(self._shard_seq, last_seq(self.parts_dir) + 1)
@@ -674,35 +583,6 @@ def _refuse_managed_columns(fields: Mapping[str, Any]) -> None:
         raise RowError(f"runs columns {', '.join(managed)} are set by the writer, not by the caller")
 
 
-def _fill_call(row: dict[str, Any]) -> None:
-    if row.get("call_id") is None:
-        row["call_id"] = uuid.uuid4().hex
-
-
-def _fill_score(row: dict[str, Any]) -> None:
-    if row.get("value") is None and row.get("correct") is not None:
-        row["value"] = 1.0 if row["correct"] else 0.0
-
-
-def _fill_call_ids(batch: pa.Table) -> pa.Table:
-    """Column-wise :func:`_fill_call`: a random hex id for each call that has none."""
-    ids = batch.column("call_id")
-    if not ids.null_count:
-        return batch
-    values = [uuid.uuid4().hex if value is None else value for value in ids.to_pylist()]
-    return batch.set_column(batch.schema.get_field_index("call_id"), "call_id", pa.array(values, type=pa.string()))
-
-
-def _last_per_key(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = KEYS.get(table)
-    if not keys:
-        return rows
-    latest = {tuple(row.get(k) for k in keys): row for row in rows}
-    return list(latest.values())
-
-
-_FILLERS: dict[str, Callable[[dict[str, Any]], None]] = {"model_calls": _fill_call, "scores": _fill_score}
-"""Row fillers (defaults computed from other columns) by table; events use the writer's own."""
 _ROW_TABLES = frozenset(
     {"steps", "events", "model_calls", "answers", "scores", "metrics", "lineage", "lineage_questions"}
 )
