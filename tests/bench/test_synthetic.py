@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omlab.bench.datasets import conversations_digest, generate_synthetic, load_synthetic
-from omlab.bench.datasets._synthetic_text import EVENTS
+from omlab.bench.datasets._synthetic_facts import EVENTS
 from omlab.bench.datasets.schema import Conversation
 
 SEEDS = range(8)

@@ -17,7 +17,7 @@ user turns. Question kinds, named like LongMemEval's types:
   something never said; the answer is an explanation.
 
 Every question's ``evidence_ids`` point at the turns that plant it. Filler never contains a fact
-value, event, tally or abstention subject (see ``_synthetic_text``), so answers are derivable
+value, event, tally or abstention subject (see ``_synthetic_topics`` and ``_synthetic_facts``), so answers are derivable
 from the evidence turns only. Deterministic for a given seed and options (``random.Random``).
 """
 
@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from omlab.bench.datasets import _synthetic_text as text
+from omlab.bench.datasets import _synthetic_facts as fact_bank
+from omlab.bench.datasets import _synthetic_topics as topic_bank
 from omlab.bench.datasets._fields import pace_delta
 from omlab.bench.datasets.provenance import conversations_digest
 from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
@@ -176,10 +177,10 @@ def _allocate(n_questions: int, mix: dict[str, float]) -> dict[str, int]:
 def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int) -> list[_QuestionPlan]:
     n_facts = counts["single-session-user"] + counts["knowledge-update"]
     capacity = {
-        "single-session-user + knowledge-update": (n_facts, len(text.FACTS)),
-        "temporal-reasoning": (counts["temporal-reasoning"], len(text.EVENTS) // 2),
-        "multi-session": (counts["multi-session"], len(text.TALLIES)),
-        "abstention": (counts["abstention"], len(text.ABSTENTIONS)),
+        "single-session-user + knowledge-update": (n_facts, len(fact_bank.FACTS)),
+        "temporal-reasoning": (counts["temporal-reasoning"], len(fact_bank.EVENTS) // 2),
+        "multi-session": (counts["multi-session"], len(fact_bank.TALLIES)),
+        "abstention": (counts["abstention"], len(fact_bank.ABSTENTIONS)),
     }
     for kind, (wanted, available) in capacity.items():
         if wanted > available:
@@ -187,11 +188,11 @@ def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int)
                 f"n_questions asks for {wanted} {kind} questions but the generator "
                 f"can plant at most {available}; lower n_questions or change mix"
             )
-    facts = rng.sample(text.FACTS, n_facts)
-    events = rng.sample(text.EVENTS, 2 * counts["temporal-reasoning"])
-    tallies = rng.sample(text.TALLIES, counts["multi-session"])
-    abstentions = rng.sample(text.ABSTENTIONS, counts["abstention"])
-    numbers = iter(rng.sample(range(100, 1000), len(text.FACTS) * 3))
+    facts = rng.sample(fact_bank.FACTS, n_facts)
+    events = rng.sample(fact_bank.EVENTS, 2 * counts["temporal-reasoning"])
+    tallies = rng.sample(fact_bank.TALLIES, counts["multi-session"])
+    abstentions = rng.sample(fact_bank.ABSTENTIONS, counts["abstention"])
+    numbers = iter(rng.sample(range(100, 1000), len(fact_bank.FACTS) * 3))
 
     plans: list[_QuestionPlan] = []
     for template in facts[: counts["single-session-user"]]:
@@ -231,8 +232,8 @@ def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int)
                 first.base,
                 extra={"form": "order"},
             )
-        _add_plant(plan, earlier, rng.choice(text.EVENT_STATEMENTS).format(past=first.past), rng)
-        _add_plant(plan, later, rng.choice(text.EVENT_STATEMENTS).format(past=second.past), rng)
+        _add_plant(plan, earlier, rng.choice(fact_bank.EVENT_STATEMENTS).format(past=first.past), rng)
+        _add_plant(plan, later, rng.choice(fact_bank.EVENT_STATEMENTS).format(past=second.past), rng)
         plans.append(plan)
     for tally in tallies:
         n_reports = rng.randint(2, min(4, n_sessions))
@@ -248,14 +249,14 @@ def _plan_questions(rng: random.Random, counts: dict[str, int], n_sessions: int)
     return plans
 
 
-def _fact_values(rng: random.Random, template: text.FactTemplate, n: int, numbers: Any) -> list[str]:
+def _fact_values(rng: random.Random, template: fact_bank.FactTemplate, n: int, numbers: Any) -> list[str]:
     if template.values:
         return rng.sample(template.values, n)
     return [str(next(numbers)) for _ in range(n)]
 
 
 def _add_plant(plan: _QuestionPlan, session_index: int, statement: str, rng: random.Random) -> None:
-    lead = rng.choice(text.LEAD_INS)
+    lead = rng.choice(fact_bank.LEAD_INS)
     if lead and not lead.endswith(": ") and not statement.startswith(("I ", "I'")):
         statement = statement[0].lower() + statement[1:]
     plan.plants.append(_Plant(session_index=session_index, text=lead + statement))
@@ -288,7 +289,7 @@ def _filler_pairs(rng: random.Random, budget_chars: float) -> list[tuple[str, st
     pairs: list[tuple[str, str]] = []
     used = 0
     while used < budget_chars or not pairs:
-        topic = rng.choice(text.TOPICS)
+        topic = rng.choice(topic_bank.TOPICS)
         picker = _SlotPicker(rng, topic.slots)
         for position in range(rng.randint(5, 12)):
             picker.refresh(0.35)
@@ -300,7 +301,7 @@ def _filler_pairs(rng: random.Random, budget_chars: float) -> list[tuple[str, st
     return pairs
 
 
-def _pair(rng: random.Random, topic: text.Topic, picker: _SlotPicker, *, first: bool) -> tuple[str, str]:
+def _pair(rng: random.Random, topic: topic_bank.Topic, picker: _SlotPicker, *, first: bool) -> tuple[str, str]:
     asks_anew = first or rng.random() < 0.25
     user = rng.choice(topic.user_openers if asks_anew else topic.user_followups).format_map(picker)
     parts = [rng.choice(topic.assistant_openers)] if asks_anew or rng.random() < 0.3 else []
@@ -335,7 +336,7 @@ def _sessions(
         # Budgets track what is left, so per-session overshoot cancels out over the run.
         budget = remaining if sessions_left == 1 else remaining / sessions_left * rng.uniform(0.8, 1.2)
         plants = plants_by_session.get(index, [])
-        acknowledgements = [rng.choice(text.ACKNOWLEDGEMENTS) for _ in plants]
+        acknowledgements = [rng.choice(fact_bank.ACKNOWLEDGEMENTS) for _ in plants]
         planted_chars = sum(len(p.text) + len(a) for p, a in zip(plants, acknowledgements, strict=True))
         pairs: list[tuple[str, str, _Plant | None]] = [
             (user, assistant, None) for user, assistant in _filler_pairs(rng, budget - planted_chars)
