@@ -33,7 +33,8 @@ from servers.compressing_server import CompressingServer
 from omlab.bench.calibration import calibrate_run
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import calls_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 
 PRICE = "{ input_per_mtok = 0.3, output_per_mtok = 2.5 }"
 SERVED_MODELS = """

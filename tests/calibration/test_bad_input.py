@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.calibration import CalibrationError, ProfileError, calibrate_run, load_profile
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import SuiteError, load_suite
 
 SUITE = """
