@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from omlab.bench.datasets.mastra import MastraImportError, read_mastra
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import SuiteError, parse_suite
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from omlab.bench.datasets.mastra import markers_df, om_records_df, read_mastra
 from omlab.bench.report.production import compare, production_comparison, production_location, production_log_df
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import parse_suite
 from omlab.cli.main import main
 from omlab.viz.plots.production import plot_production_comparison

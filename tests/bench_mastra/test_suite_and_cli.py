@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from omlab.bench.run.runner import RunOptions, run_suite
+from omlab.bench.run.options import RunOptions
+from omlab.bench.run.runner import run_suite
 from omlab.bench.suite.suite_file import SuiteError, parse_suite
 from omlab.cli.main import main
 
