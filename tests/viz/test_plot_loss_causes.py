@@ -137,3 +137,20 @@ def test_unknown_cause_or_missing_column_is_named():
         loss_cause_table(questions_frame([("multi-session", "forgot")]))
     with pytest.raises(ValueError, match=r"lineage_questions frame is missing columns \['loss_cause'\]"):
         loss_cause_table(_questions().drop(columns=["loss_cause"]))
+
+
+def test_many_settings_are_one_grid_of_setting_by_cause_not_a_bar_each():
+    types = ("single-session-user", "multi-session", "temporal-reasoning", "knowledge-update")
+    frames = {
+        f"bufferTokens={b},blockAfter={a}": questions_frame(
+            [(t, "answered_right") for t in types] + [(types[1], "present_answered_wrong")]
+        )
+        for b in (0.1, 0.2, 0.4)
+        for a in (1.1, 1.5, 2.0)
+    }
+    ax = plot_loss_causes(frames)
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks == list(frames)  # nine rows, one per setting (45 bars before)
+    assert "the same in every setting" in ax.get_title(loc="left")
+    assert "4 · 80.0%" in [t.get_text() for t in ax.texts]
+    render(ax)

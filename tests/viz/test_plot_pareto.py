@@ -109,15 +109,17 @@ def test_crowded_labels_never_overlap_and_the_left_out_are_counted():
     )
     ax = plot_cost_vs_accuracy(points)
     render(ax)
-    labels = [t for t in ax.texts if t.get_text().startswith("bufferTokens")]
+    # more than a few points: numbers beside them (names in the key), placed without overlapping
+    labels = [t for t in ax.texts if t.get_text() and set(t.get_text()) <= set("0123456789, ")]
     # the text alone, without leader lines (the annotation's own extent positions it first)
     boxes = [(t.get_window_extent(), Text.get_window_extent(t))[1] for t in labels]
     assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
     frame = ax.get_window_extent()
     assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
-    note = next(t.get_text() for t in ax.texts if "left out" in t.get_text())
-    assert note == f"{n - len(labels)} labels left out where they would overlap"
-    assert "bufferTokens=0.0,blockAfter=1.0" in [t.get_text() for t in labels]  # the front comes first
+    placed = len(labels)
+    note = [t.get_text() for t in ax.texts if "left out" in t.get_text()]
+    assert note == ([f"{n - placed} labels left out where they would overlap"] if placed < n else [])
+    assert "1: bufferTokens=0.0,blockAfter=1.0 · $0.148 · 66.7%" in legend_texts(ax)  # the front comes first
 
 
 def test_free_runs_are_flagged_in_the_title():
@@ -167,3 +169,20 @@ def test_differences_inside_overlapping_intervals_are_noted():
     assert "every 95% CI overlaps every other" in title(ax)
     apart = _points().iloc[:5].assign(lo=lambda f: f["accuracy"] - 0.01, hi=lambda f: f["accuracy"] + 0.01)
     assert title(plot_cost_vs_accuracy(apart)) == "Cost vs accuracy"
+
+
+def test_many_points_get_numbers_beside_them_and_their_names_in_the_key():
+    points = pd.DataFrame(
+        {
+            "label": [f"bufferTokens={b},blockAfter={a}" for b in (0.1, 0.2, 0.4) for a in (1.1, 1.5, 2.0)],
+            "cost_usd": [0.161, 0.148, 0.148, 0.152, 0.1481, 0.1481, 0.154, 0.1479, 0.1479],
+            "accuracy": [2 / 3] * 9,
+        }
+    )
+    ax = plot_cost_vs_accuracy(points)
+    annotations = [t.get_text() for t in ax.texts if t.get_text() and "left out" not in t.get_text()]
+    assert annotations and all(set(text) <= set("0123456789, ") for text in annotations), annotations
+    key = [text for text in legend_texts(ax) if ":" in text and "·" in text]
+    assert len(key) == 6  # coincident points share a line: 1, 2 / 3, 4 / 5, 6 / 7 / 8 / 9
+    assert key[0].startswith("1, 2: bufferTokens=0.4,blockAfter=1.5, bufferTokens=0.4,blockAfter=2.0 · $0.148")
+    assert key[-1].startswith("9: bufferTokens=0.1,blockAfter=1.1 · $0.161")

@@ -192,3 +192,33 @@ def test_bad_input_is_named(call, message):
     with pytest.raises(ValueError, match="plot_fact_survival") as caught:
         call(_five_turns())
     assert message in str(caught.value)
+
+
+def test_no_reflection_in_any_setting_says_so_in_words():
+    never = lineage_frame([{"evidence_id": "A", "fate": "kept", "observed_generation": 0, "final_generation": 0}])
+    ax = plot_fact_survival({f"bufferTokens={b}": never for b in (0.1, 0.2, 0.4)})
+    note = no_data_note(ax)
+    assert note is not None and "no reflection ran in any setting" in note and "100.0%" in note
+    assert not ax.lines
+
+
+def test_settings_with_the_same_curve_are_one_line():
+    same = {f"blockAfter={b}": _five_turns() for b in (1.1, 1.5, 2.0)}
+    other = lineage_frame([{"evidence_id": "A", "fate": "kept", "observed_generation": 0, "final_generation": 1}])
+    ax = plot_fact_survival({**same, "loose": other})
+    labels = legend_texts(ax)
+    assert len(ax.lines) == 2
+    assert labels[0].startswith("3 settings, identical: blockAfter=1.1, blockAfter=1.5, blockAfter=2.0")
+    assert labels[1].startswith("loose")
+
+
+def test_more_settings_than_colours_differ_by_line_style():
+    curves = {
+        f"s{i}": lineage_frame(
+            [{"evidence_id": "A", "fate": "kept", "observed_generation": 0, "final_generation": i + 1}]
+        )
+        for i in range(10)
+    }
+    ax = plot_fact_survival(curves)
+    styles = {(line.get_color(), line.get_linestyle()) for line in ax.lines}
+    assert len(styles) == 10

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
 from matplotlib.patches import Patch
 
 from omlab.bench.datasets.locomo import CATEGORY_NAMES
@@ -58,6 +60,9 @@ CAUSE_COLORS: dict[str, str] = {
 }
 _TYPE_ORDER: tuple[str, ...] = (*LONGMEMEVAL_TYPES, *(CATEGORY_NAMES[c] for c in LOCOMO_CATEGORY_ORDER))
 _MIN_LABELLED_SHARE = 0.08
+MAX_BARS = 16
+"""Above this many bars (types × settings) several settings are drawn as one grid of setting ×
+cause instead of a bar per type and setting."""
 
 
 def loss_cause_table(
@@ -156,6 +161,9 @@ def plot_loss_causes(
     bars = list(dict.fromkeys(zip(table["question_type"], table["config"], strict=True)))
     configs = list(dict.fromkeys(table["config"]))
     types = list(dict.fromkeys(table["question_type"]))
+    if len(configs) > 1 and len(bars) > MAX_BARS:
+        ax = axes_or_new(ax, (FIGSIZE_BARS[0], max(FIGSIZE_BARS[1], 2.2 + 0.4 * len(configs))))
+        return _settings_grid(ax, table, configs, title or "Why questions were missed, per setting")
     height = max(FIGSIZE_BARS[1], 1.2 + 0.32 * len(bars) + 0.15 * len(types))
     ax = axes_or_new(ax, (FIGSIZE_BARS[0], height))
     heading = title or "Why questions were missed, per question type"
@@ -191,4 +199,47 @@ def plot_loss_causes(
     return ax
 
 
-__all__ = ["CAUSE_COLORS", "QUESTION_COLUMNS", "loss_cause_table", "plot_loss_causes"]
+def _settings_grid(ax: Axes, table: pd.DataFrame, configs: list[str], heading: str) -> Axes:
+    """Many settings: one row per setting, one column per cause, over all question types (each
+    cell's count and share); a stack of a bar per type and setting would be unreadable."""
+    overall = table[table["question_type"] == ALL_TYPES]
+    if overall.empty:  # overall=False: add the types up per setting
+        overall = table.groupby(["config", "loss_cause"], as_index=False, sort=False)["n"].sum()
+        overall["share"] = overall["n"] / overall.groupby("config")["n"].transform("sum").where(lambda n: n > 0, 1)
+    causes = list(dict.fromkeys(overall["loss_cause"]))
+    counts = overall.pivot(index="config", columns="loss_cause", values="n").reindex(index=configs, columns=causes)
+    shares = overall.pivot(index="config", columns="loss_cause", values="share").reindex(index=configs, columns=causes)
+    # each cause keeps its colour (as in the bars), stronger the larger its share
+    cells = np.array(
+        [
+            [(*to_rgb(CAUSE_COLORS[cause]), 0.08 + 0.92 * float(shares.at[c, cause])) for cause in causes]
+            for c in configs
+        ]
+    )
+    ax.imshow(cells, aspect="auto")
+    for row, config in enumerate(configs):
+        for column, cause in enumerate(causes):
+            share = float(shares.at[config, cause])
+            ax.text(
+                column,
+                row,
+                f"{int(counts.at[config, cause])} · {fmt.percent(share)}",
+                ha="center",
+                va="center",
+                fontsize=FONT.annotation,
+                color="white" if share > 0.55 else "black",
+            )
+    ax.set_xticks(range(len(causes)), [CAUSE_LABELS.get(c, c).replace(" ", "\n", 1) for c in causes])
+    ax.set_yticks(range(len(configs)), configs)
+    ax.tick_params(length=0)
+    same = shares.nunique(dropna=False).le(1).all() and counts.nunique(dropna=False).le(1).all()
+    notes = ["all question types; each cell: questions · share of the setting's questions"]
+    if same:
+        notes.append("the same in every setting")
+    style_axes(ax, title="\n".join([heading, *notes]), xlabel="", ylabel="", grid_axis="")
+    for side in ("left", "bottom"):
+        ax.spines[side].set_visible(False)
+    return ax
+
+
+__all__ = ["CAUSE_COLORS", "MAX_BARS", "QUESTION_COLUMNS", "loss_cause_table", "plot_loss_causes"]

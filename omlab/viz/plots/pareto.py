@@ -12,9 +12,12 @@ accuracy differences may be noise).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
@@ -36,6 +39,8 @@ POINT_COLUMNS: tuple[str, ...] = ("label", "cost_usd", "accuracy")
 """Columns of the points frame (the accuracy CI, ``lo``/``hi`` or the sweep table's
 ``accuracy_lo``/``accuracy_hi``, is drawn when present)."""
 _LABEL_ALL_UP_TO = 15
+_NAMES_INLINE_UP_TO = 4
+"""More labelled positions than this get numbers beside the points and their names in the key."""
 
 
 def pareto_front(df: pd.DataFrame, x: str, y: str, *, minimize_x: bool = True, maximize_y: bool = True) -> pd.Series:
@@ -163,8 +168,14 @@ def plot_cost_vs_accuracy(
         grid_axis="both",
     )
     named = range(len(frame)) if len(frame) <= _LABEL_ALL_UP_TO else np.flatnonzero(on_front)
-    labels = _point_labels(frame, label, on_front, named)
-    legend_below(ax, ncol=1)  # the legend is part of the layout the labels are placed in
+    groups = _point_groups(frame, label, on_front, named)
+    labels = _point_labels(groups)
+    handles, _ = ax.get_legend_handles_labels()
+    if len(groups) > _NAMES_INLINE_UP_TO:
+        # many points: a number beside each (short, so they do not collide), the names in the key
+        labels, key = _numbered(groups, x, y)
+        handles += [Line2D([], [], linestyle="none", label=entry) for entry in key]
+    legend_below(ax, handles=handles, ncol=1)  # the legend is part of the layout the labels are placed in
     left_out = place_labels(ax, labels)
     if left_out:
         ax.text(
@@ -179,6 +190,21 @@ def plot_cost_vs_accuracy(
             in_layout=False,
         )
     return ax
+
+
+def _numbered(groups: list[_Group], x: str, y: str) -> tuple[list[PointLabel], list[str]]:
+    """A number beside each labelled position, in cost order (coincident points share one label,
+    ``2, 3``), and the key lines ``"2, 3: name, name · $0.148 · 66.7%"``."""
+    labels, key, first = [], [], 1
+    for group in sorted(groups, key=lambda g: (g.x, -g.y)):
+        numbers = ", ".join(str(n) for n in range(first, first + len(group.names)))
+        first += len(group.names)
+        labels.append(PointLabel(group.x, group.y, numbers, BLACK if group.on_front else GREY))
+        cost = fmt.usd(group.x) if x == "cost_usd" else f"{group.x:.4g}"
+        value = fmt.percent(group.y) if 0 <= group.y <= 1 else f"{group.y:.4g}"
+        key.append(f"{numbers}: {', '.join(group.names)} · {cost} · {value}")
+    # front points first: when numbers collide, the ones that matter most are placed
+    return sorted(labels, key=lambda label: label.color != BLACK), key
 
 
 def _ci_columns(points: pd.DataFrame, y: str, ci: tuple[str, str] | None) -> tuple[str, str] | None:
@@ -203,19 +229,36 @@ def _accuracy_notes(frame: pd.DataFrame, y: str, has_ci: bool) -> list[str]:
     return []
 
 
-def _point_labels(frame: pd.DataFrame, label: str, on_front: np.ndarray, named) -> list[PointLabel]:
-    """One label per distinct position (coincident points share it), front points first, then by
-    cost: when labels collide, the ones that matter most are placed first."""
+class _Group(NamedTuple):
+    """The points at one position: where, their names, and whether they are on the front."""
+
+    x: float
+    y: float
+    names: list[str]
+    on_front: bool
+
+
+def _point_groups(frame: pd.DataFrame, label: str, on_front: np.ndarray, named) -> list[_Group]:
+    """The named points grouped by position, front points first, then by cost."""
     groups: dict[tuple[float, float], list[int]] = {}
     for i in named:
         groups.setdefault((float(frame["_x"].iloc[i]), float(frame["_y"].iloc[i])), []).append(int(i))
+    ordered = sorted(groups.items(), key=lambda item: (not on_front[item[1][0]], item[0]))
+    return [
+        _Group(x, y, [str(frame[label].iloc[i]) for i in rows], bool(on_front[rows[0]])) for (x, y), rows in ordered
+    ]
+
+
+def _point_labels(groups: list[_Group]) -> list[PointLabel]:
+    """One label per position (coincident points share it), front points first, then by cost:
+    when labels collide, the ones that matter most are placed first."""
     labels = []
-    for (x, y), rows in sorted(groups.items(), key=lambda item: (not on_front[item[1][0]], item[0])):
-        names = [str(frame[label].iloc[i]) for i in rows]
+    for group in groups:
+        names = group.names
         text = (
             names[0]
             if len(names) == 1
             else (", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more")
         )
-        labels.append(PointLabel(x, y, text, BLACK if on_front[rows[0]] else GREY))
+        labels.append(PointLabel(group.x, group.y, text, BLACK if group.on_front else GREY))
     return labels

@@ -38,8 +38,10 @@ from omlab.viz.plots import _format as fmt
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._configs import CONFIG, labelled_by_config
 from omlab.viz.plots._frames import numeric, require_columns
-from omlab.viz.style import FIGSIZE_WIDE, GREY, categorical_colors, plain_text_plot, style_axes
+from omlab.viz.style import FIGSIZE_WIDE, GREY, NAME_PALETTE, categorical_colors, plain_text_plot, style_axes
 
+_LINESTYLES = ("-", "--", ":", "-.")
+"""With more settings than colours, the next ones are told apart by their line style."""
 PLOT = "plot_fact_survival"
 LINEAGE_COLUMNS: tuple[str, ...] = (
     "conversation_id",
@@ -227,24 +229,36 @@ def plot_fact_survival(
             reason = "no evidence turn in the lineage"
         return draw_no_data(ax, title=heading, reason=reason)
     curves = table.curves
-    configs = list(dict.fromkeys(curves["config"]))
-    colors = categorical_colors(configs)
-    for config in configs:
-        points = curves[curves["config"] == config]
+    if age == "generations" and float(curves["age"].max()) == 0:
+        kept = curves.groupby("config")["share"].first()
+        shares = ", ".join(sorted({fmt.percent(float(v)) for v in kept}))
+        return draw_no_data(
+            ax,
+            title=heading,
+            reason=f"no reflection ran{' in any setting' if len(kept) > 1 else ''}, so no fact has aged "
+            f"({shares} of observed facts in memory)",
+        )
+    groups = _same_curves(curves)
+    colors = categorical_colors(list(groups))
+    for index, (first, members) in enumerate(groups.items()):
+        points = curves[curves["config"] == first]
         sparse = (points["n"] < min_n).to_numpy()
+        observed = table.observed[first]
+        name = first if len(members) == 1 else f"{len(members)} settings, identical: {', '.join(members)}"
         ax.plot(
             points["age"],
             points["share"],
-            color=colors[config],
+            color=colors[first],
+            linestyle=_LINESTYLES[index // len(NAME_PALETTE) % len(_LINESTYLES)],
             marker="o",
             markersize=4,
             markevery=[int(i) for i in np.flatnonzero(~sparse)],
             linewidth=1.8,
-            label=f"{config} ({table.observed[config]} observed evidence turns)",
+            label=f"{name} ({observed} observed evidence turns{' each' if len(members) > 1 else ''})",
         )
         if sparse.any():
             ax.scatter(
-                points["age"][sparse], points["share"][sparse], s=18, facecolors="white", edgecolors=colors[config]
+                points["age"][sparse], points["share"][sparse], s=18, facecolors="white", edgecolors=colors[first]
             )
     handles, _labels = ax.get_legend_handles_labels()
     if (curves["n"] < min_n).any():
@@ -262,6 +276,16 @@ def plot_fact_survival(
     legend_below(ax, handles=handles, ncol=min(len(handles), 2))
     style_axes(ax, title=heading, xlabel=f"age ({unit})", ylabel="share still in memory")
     return ax
+
+
+def _same_curves(curves: pd.DataFrame) -> dict[str, list[str]]:
+    """``{first config: configs whose curve (ages, shares, n) is the same}``: one line for settings
+    that kept exactly the same facts, instead of lines drawn on top of each other."""
+    groups: dict[tuple, list[str]] = {}
+    for config, points in curves.groupby("config", sort=False):
+        key = tuple(zip(points["age"], points["share"].round(12), points["n"], strict=True))
+        groups.setdefault(key, []).append(str(config))
+    return {members[0]: members for members in groups.values()}
 
 
 __all__ = ["LINEAGE_COLUMNS", "TOKEN_COLUMNS", "SurvivalTable", "fact_survival", "plot_fact_survival"]
