@@ -189,6 +189,10 @@ _Plot = TypeVar("_Plot", bound=Callable[..., Any])
 def plain_texts(artist: Any) -> Any:
     """Show every text of ``artist``'s figure as written: a ``$`` is a dollar, never the start of
     math (``"total $0.60 (paid: $0.60)"`` would otherwise print "total 0.60(*paid*:0.60)")."""
+    if isinstance(artist, list | tuple):  # a plot that returns several Axes
+        for one in artist:
+            plain_texts(one)
+        return artist
     figure = getattr(artist, "figure", None) or artist
     for text in figure.findobj(Text):
         text.set_parse_math(False)

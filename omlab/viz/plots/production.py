@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from omlab.viz.plots._canvas import axes_or_new, draw_no_data, legend_below
 from omlab.viz.plots._frames import has_rows, require_columns, utc_times
-from omlab.viz.style import BLUE, FIGSIZE_BARS, FIGSIZE_WIDE, GREY, style_axes
+from omlab.viz.style import BLUE, FIGSIZE_BARS, FIGSIZE_WIDE, GREY, plain_text_plot, style_axes
 
 PLOT = "plot_production_comparison"
 COLORS = {"production": GREY, "omlab": BLUE}
@@ -43,6 +43,7 @@ def _time_axis(ax: Axes) -> None:
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
 
+@plain_text_plot
 def plot_log_over_time(log: pd.DataFrame, ax: Axes | None = None, *, conversation_id: object = None) -> Axes:
     """Observation log tokens over time for each source (step lines)."""
     ax = axes_or_new(ax, FIGSIZE_WIDE)
@@ -67,6 +68,7 @@ def plot_log_over_time(log: pd.DataFrame, ax: Axes | None = None, *, conversatio
     return ax
 
 
+@plain_text_plot
 def plot_generation_tokens(
     generations: pd.DataFrame, ax: Axes | None = None, *, conversation_id: object = None
 ) -> Axes:
@@ -95,6 +97,7 @@ def plot_generation_tokens(
     return ax
 
 
+@plain_text_plot
 def plot_reflections(generations: pd.DataFrame, ax: Axes | None = None, *, conversation_id: object = None) -> Axes:
     """Reflections so far over time for each source (a step at each generation's start)."""
     ax = axes_or_new(ax, FIGSIZE_BARS)
@@ -122,6 +125,7 @@ def plot_reflections(generations: pd.DataFrame, ax: Axes | None = None, *, conve
     return ax
 
 
+@plain_text_plot
 def plot_production_comparison(
     log: pd.DataFrame,
     generations: pd.DataFrame,
