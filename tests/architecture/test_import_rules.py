@@ -19,13 +19,30 @@ ALLOWED = {
     "omlab.llm": {"omlab.tokens"},
     "omlab.engine": {"omlab.tokens", "omlab.llm"},
     "omlab.storage": {"omlab.tokens", "omlab.llm", "omlab.engine"},
-    "omlab.bench": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage"},
-    "omlab.viz": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage", "omlab.bench"},
-    "omlab.cli": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage", "omlab.bench", "omlab.viz"},
+    # omlab.ObservationalMemory: the engine composed with the store its `storage` option names
+    "omlab.memory": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage"},
+    "omlab.bench": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage", "omlab.memory"},
+    "omlab.viz": {"omlab.tokens", "omlab.llm", "omlab.engine", "omlab.storage", "omlab.memory", "omlab.bench"},
+    "omlab.cli": {
+        "omlab.tokens",
+        "omlab.llm",
+        "omlab.engine",
+        "omlab.storage",
+        "omlab.memory",
+        "omlab.bench",
+        "omlab.viz",
+    },
 }
 # Inside bench: the suite layer is everything before the first model call, the run layer uses it, and the
 # packages below both (datasets, results, scoring, lineage) know neither.
-BENCH_BELOW_RUN = ("omlab.bench.datasets", "omlab.bench.results", "omlab.bench.scoring", "omlab.bench.lineage")
+BENCH_BELOW_RUN = (
+    "omlab.bench.report",
+    "omlab.bench.calibration",
+    "omlab.bench.lineage",
+    "omlab.bench.scoring",
+    "omlab.bench.datasets",
+    "omlab.bench.results",
+)
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +101,14 @@ def test_bench_suite_layer_precedes_the_run_layer(graph):
         below = any(_inside(arrow.source, package) for package in BENCH_BELOW_RUN)
         if below and (_inside(arrow.target, "omlab.bench.suite") or _inside(arrow.target, "omlab.bench.run")):
             wrong.append(f"{arrow.source}:{arrow.line} imports {arrow.target}, a layer above it")
+        floor = _inside(arrow.source, "omlab.bench.results")
+        if floor and _inside(arrow.target, "omlab.bench") and not _inside(arrow.target, "omlab.bench.results"):
+            wrong.append(f"{arrow.source}:{arrow.line} imports {arrow.target}: results/ is bench's floor")
     assert not wrong, "\n".join(wrong)
 
 
 def test_bench_has_its_layer_packages():
-    for package in ("suite", "run", "datasets", "results", "scoring", "lineage"):
+    for package in ("suite", "run", "report", "calibration", "datasets", "results", "scoring", "lineage"):
         assert (PACKAGE / "bench" / package / "__init__.py").is_file(), f"omlab/bench/{package}/ is missing"
 
 
