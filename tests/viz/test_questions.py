@@ -88,3 +88,21 @@ def test_view_follows_its_dropdowns_and_leaves_a_static_rendering(run):
     assert f"data-cause='{cause}'" in view.detail.value
     static = view.static()
     assert static.data.count("<section class='omlab-question'") == len(view.state.shown())
+
+
+def test_the_live_view_opens_on_the_evidence_not_on_line_one(run):
+    from omlab.viz.widgets.questions import QuestionsView
+
+    results, run_id = run
+    state = QuestionsState.from_run(results, run_id)
+    deep = state.frames.questions[state.frames.questions["n_in_context"] > 0]
+    view = QuestionsView(state)
+    view.question.value = deep["question_id"].iloc[-1]
+    context = view.detail.value.split("omlab-context")[1]
+    lines = re.findall(r"<div class='omlab-(line[^']*|gap)'", context)
+    first_evidence = next(i for i, css in enumerate(lines) if "omlab-evidence" in css)
+    assert first_evidence <= 4, lines[:10]  # at most a gap and three lines of context before it
+    view.context.value = "whole log"
+    assert view.detail.value == state.html(window=None)
+    view.context.value = "around the evidence"
+    assert view.detail.value == state.html(window=3)

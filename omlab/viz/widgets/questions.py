@@ -24,6 +24,12 @@ STATIC_LIMIT = 20
 """Questions a static rendering shows at most (the shown ones, in order)."""
 
 
+CONTEXT_WINDOW = "around the evidence"
+CONTEXT_WHOLE = "whole log"
+EVIDENCE_WINDOW = 3
+"""Lines of context shown either side of an evidence line, as questions.html shows them."""
+
+
 class QuestionsView:
     """ipywidgets layout over a :class:`QuestionsState`; display it, or its :attr:`widget`."""
 
@@ -45,7 +51,12 @@ class QuestionsView:
             rows=6,
             layout=widgets.Layout(width="98%"),
         )
+        # the evidence can sit hundreds of lines down a long log: open on the lines around it
+        self.context = widgets.ToggleButtons(
+            options=[CONTEXT_WINDOW, CONTEXT_WHOLE], value=CONTEXT_WINDOW, description="context"
+        )
         self.detail = widgets.HTML(self._detail())
+        self.context.observe(lambda _change: setattr(self.detail, "value", self._detail()), names="value")
         for control in (self.type, self.verdict, self.cause):
             control.observe(self._on_filter, names="value")
         self.question.observe(self._on_question, names="value")
@@ -54,12 +65,14 @@ class QuestionsView:
                 widgets.HTML(f"<style>{CSS}</style>"),
                 widgets.HBox([self.type, self.verdict, self.cause]),
                 self.question,
+                self.context,
                 self.detail,
             ]
         )
 
     def _detail(self) -> str:
-        return self.state.html()
+        whole = getattr(self, "context", None) is not None and self.context.value == CONTEXT_WHOLE
+        return self.state.html(window=None if whole else EVIDENCE_WINDOW)
 
     def _on_filter(self, _change: Any) -> None:
         self.state.set_filters(type=self.type.value, verdict=self.verdict.value, cause=self.cause.value)
@@ -79,7 +92,7 @@ class QuestionsView:
         from IPython.display import HTML
 
         ids = list(self.state.shown()["question_id"])[:limit]
-        body = "".join(question_html(self.state.frames, qid, window=3) for qid in ids)
+        body = "".join(question_html(self.state.frames, qid, window=EVIDENCE_WINDOW) for qid in ids)
         more = len(self.state.shown()) - len(ids)
         note = f"<p><i>{more} more questions: see the widget or questions.html</i></p>" if more > 0 else ""
         return HTML(f"<style>{CSS}</style>{body}{note}")
