@@ -9,7 +9,7 @@ Commands::
     omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
     omlab calls list RUN|latest [--role R] [--limit N]
-    omlab calibrate RUN|latest [--role R] [--out PATH]
+    omlab calibrate RUN|latest [RUN...] | --mastra DB [--thread T] [--role R] [--out PATH]
     omlab datasets list | omlab datasets build synthetic|longmemeval|locomo ...
     omlab cache info | omlab cache clear [--responses] [--prepared]
     omlab export RUN|latest --format longmemeval|locomo|csv|parquet [--out PATH]
