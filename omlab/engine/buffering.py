@@ -70,7 +70,8 @@ async def reference_step(
     step (its newest message is a user's) activates when the pending count reached the threshold,
     then reflects; every step buffers only below the threshold and, at or over it, waits for the
     in-flight buffer, then activates what it left (and reflects) or, with no chunk, observes
-    synchronously. ``blockAfter`` only makes an activation take as much as it may."""
+    synchronously, after which the turn's later steps check the buffering interval from the live
+    boundary again. ``blockAfter`` only makes an activation take as much as it may."""
     live.turn_opening_step = live.last_message is None or live.last_message.role == "user"
     if live.turn_opening_step:  # only a turn's first step activates (and reflects) up front
         live.turn_buffer_boundary = None
@@ -87,6 +88,7 @@ async def reference_step(
         await activate(om, live, "threshold", result)
     else:
         await observe_sync(om, live, "turn-sync", result)
+    reference_mode.reset_turn_boundary(live)
     await maybe_reflect(om, live, trigger, result, actor_model=actor_model)
 
 

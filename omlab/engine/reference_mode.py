@@ -36,7 +36,9 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   synchronously (omlab: activation, then buffering or the band, then one reflection);
 * later steps of a turn: once a step of a turn started a buffer op, the turn's later steps check
   the buffering interval against the pending count that op started at (the reference's turn keeps
-  that record, written when the op started), so a later step rarely buffers; a step with nothing
+  that record, written when the op started), so a later step rarely buffers, until a step of the
+  turn activates or observes synchronously: the reference then resets its buffering state and
+  reloads the record, and the next step checks the interval from 0 again; a step with nothing
   left to buffer still consumes the interval;
 * D3, pending count of the activation choice: which chunks to activate is chosen with the
   pending count stored on the record at the end of the last step
@@ -121,6 +123,14 @@ def later_step_boundary(boundary: int, turn_boundary: int | None) -> int:
     return max(boundary, turn_boundary or 0)
 
 
+def reset_turn_boundary(live: Any) -> None:
+    """After a step activates or observes synchronously, the reference resets its buffering state
+    and reloads the turn's record: the turn's later steps check the buffering interval from the
+    live boundary (0 after an activation), no longer from the pending count a buffer op of the
+    turn started at."""
+    live.turn_buffer_boundary = None
+
+
 def store_step_pending(record: Any, pending_tokens: int) -> None:
     """End of a step: the reference stores the step's pending count on the record."""
     record.pending_message_tokens = pending_tokens
@@ -144,6 +154,7 @@ __all__ = [
     "append_activated",
     "boundary_after_buffer",
     "reflection_slice",
+    "reset_turn_boundary",
     "selection_pending",
     "store_step_pending",
 ]

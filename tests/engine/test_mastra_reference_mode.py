@@ -173,7 +173,12 @@ async def test_omlab_keeps_buffering_in_the_band_and_blocks_only_at_block_after(
     assert status.pending_tokens >= 3000
 
 
-LONG_TRACES = ("buffered_reflection_300", "buffered_multi_assistant_600", "buffered_block_after_320")
+LONG_TRACES = (
+    "buffered_reflection_300",
+    "buffered_multi_assistant_600",
+    "buffered_block_after_320",
+    "buffered_later_step_reset_348",
+)
 
 
 @pytest.mark.parametrize("name", LONG_TRACES)
@@ -182,3 +187,19 @@ def test_every_step_of_the_long_reference_traces_agrees_in_reference_mode(name):
     replayed = asyncio.run(replay(_reference_mode(long_trace)))
     for index, (expected, actual) in enumerate(zip(long_trace["steps"], replayed, strict=True)):
         assert _actual(actual) == _expected(expected), f"{name}: step {index} ({expected['messageId']})"
+
+
+def test_after_a_later_step_activates_the_next_step_checks_the_interval_from_zero():
+    """buffered_later_step_reset_348 (absolute thresholds): msg-0119 (step 132) opens a turn and
+    starts a buffer op at 2963 pending tokens; the reply msg-0120 is followed by msg-0120-2 (step
+    134, the turn's second step), which activates. The reference then resets its buffering state
+    and reloads the turn's record, so msg-0120-3 (step 135) checks the interval from 0 and buffers
+    msg-0120 instead of checking it against the op's 2963."""
+    trace = json.loads((FIXTURE.parent / "buffered_later_step_reset_348.json").read_text(encoding="utf-8"))
+    steps, messages = trace["steps"], trace["messages"]
+    assert [messages[i]["role"] for i in (132, 133, 134, 135)] == ["user", "assistant", "assistant", "assistant"]
+    assert steps[134]["activated"] and steps[134]["pendingTokens"] < steps[132]["pendingTokens"]
+    assert [b["messageIds"] for b in steps[135]["buffered"]] == [["msg-0120"]]
+    replayed = asyncio.run(replay(_reference_mode(trace)))
+    for index in (134, 135, 136):
+        assert _actual(replayed[index]) == _expected(steps[index]), f"step {index}"
