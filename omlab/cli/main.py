@@ -7,6 +7,7 @@ Commands::
     omlab sweep SUITE [same options] [--csv PATH]
     omlab runs [--limit N] | omlab runs tag RUN TAG... [--remove] | omlab runs delete RUN... --yes
     omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
+    omlab view [--results DIR] [--port N] [--host ADDR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
     omlab calls list RUN|latest [--role R] [--limit N]
     omlab calibrate RUN|latest [RUN...] | --mastra DB [--thread T] [--role R] [--out PATH]
@@ -30,9 +31,9 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from omlab.bench.results.catalog import UnreadableRunWarning
-from omlab.cli import cache, calibrate, calls, datasets, events, export, mastra_import, report, run, runs, sweep
+from omlab.cli import cache, calibrate, calls, datasets, events, export, mastra_import, report, run, runs, sweep, view
 
-_COMMANDS = (run, sweep, runs, report, events, calls, calibrate, datasets, cache, export, mastra_import)
+_COMMANDS = (run, sweep, runs, report, view, events, calls, calibrate, datasets, cache, export, mastra_import)
 
 
 def build_parser() -> argparse.ArgumentParser:

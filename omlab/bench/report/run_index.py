@@ -18,6 +18,7 @@ from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
 from omlab.bench.results.layout import parts_path, run_path
 from omlab.bench.results.run_config import sweep_id_of
+from omlab.bench.results.tags import TAGS_FILE, read_tags
 
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("questions", "questions", "count"),
@@ -30,8 +31,6 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
 )
 """``(metric, label, kind)`` of the headline numbers, in print order; absent metrics are left out."""
 
-TAGS_FILE = "tags.json"
-
 
 def headline(metrics: pd.DataFrame) -> dict[str, str]:
     """The headline numbers of one run's ``metrics`` rows as ``{label: text}``."""
@@ -39,7 +38,7 @@ def headline(metrics: pd.DataFrame) -> dict[str, str]:
     for name, label, kind in HEADLINE:
         value = metric_value(metrics, name) if len(metrics) else math.nan
         if not math.isnan(value):
-            shown[label] = _text(value, kind)
+            shown[label] = format_value(value, kind)
     return shown
 
 
@@ -124,24 +123,6 @@ def _duration(started: object, finished: object) -> str:
     return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def read_tags(results_dir: str | Path) -> dict[str, list[str]]:
-    """``{run_id: tags}`` from the results directory's tags file (empty when there is none).
-
-    Raises:
-        ValueError: A tags file that is not a JSON object of lists (names the file).
-    """
-    path = Path(results_dir) / TAGS_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON ({error})") from error
-    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise ValueError(f"{path}: expected an object of run id -> list of tags")
-    return {str(k): [str(t) for t in v] for k, v in data.items()}
-
-
 def tag_run(results_dir: str | Path, run_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()) -> list[str]:
     """Add and remove tags of ``run_id``; return its tags.
 
@@ -191,7 +172,9 @@ def _require_run(results_dir: str | Path, run_id: str) -> None:
         raise ValueError(f"no run {run_id!r} under {Path(results_dir) / 'runs'}")
 
 
-def _text(value: float, kind: str) -> str:
+def format_value(value: float, kind: str) -> str:
+    """``value`` as ``omlab runs`` prints a headline number of ``kind`` (``percent``, ``usd``,
+    ``seconds``, ``ratio``, ``count``)."""
     if kind == "percent":
         return f"{value:.1%}"
     if kind == "usd":
@@ -208,6 +191,7 @@ __all__ = [
     "OVERVIEW_COLUMNS",
     "TAGS_FILE",
     "delete_run",
+    "format_value",
     "headline",
     "headline_text",
     "read_tags",

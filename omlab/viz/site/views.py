@@ -1,0 +1,139 @@
+"""Each page of the run browser: read what it shows (the results getters and
+:mod:`omlab.bench.results.browse`, read-only) and render it (:mod:`omlab.viz.site.pages`).
+
+Every function takes the results folder and returns the page's HTML, so the server is only routing
+and a static copy could be written by calling them. A ``ValueError`` means the request named
+something that is not there (a run, a question, a call, a sort key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from omlab.bench.lineage import LINEAGE_EVENT_TYPES
+from omlab.bench.report.run_report import report_sections
+from omlab.bench.results import (
+    ResultsCatalog,
+    answers_df,
+    calls_df,
+    events_df,
+    lineage_df,
+    lineage_questions_df,
+    metrics_df,
+)
+from omlab.bench.results.browse import call_row as read_call
+from omlab.bench.results.browse import (
+    compare_runs,
+    filter_runs,
+    run_header,
+    run_list,
+    sort_runs,
+)
+from omlab.viz.questions import filter_questions, question_frames, question_html, question_table
+from omlab.viz.site import pages
+
+
+def runs_view(results_dir: Path, query: pages.ListQuery) -> str:
+    """The run list, filtered and sorted as ``query`` says."""
+    runs = run_list(results_dir)
+    shown = sort_runs(filter_runs(runs, **query.filters()), query.sort, descending=query.desc)
+    return pages.runs_page(runs, shown, query, results_dir=str(results_dir))
+
+
+def run_view(results_dir: Path, run_id: str, question_filters: Mapping[str, str], calls_shown: int) -> str:
+    """A run's page (``calls_shown`` model calls listed; 0: all)."""
+    catalog = ResultsCatalog(results_dir)
+    header = run_header(catalog, run_id)
+    metrics = metrics_df(catalog, run_id)
+    questions = question_table(answers_df(catalog, run_id), lineage_questions_df(catalog, run_id))
+    questions = filter_questions(
+        questions,
+        type=question_filters.get("type") or None,
+        verdict=question_filters.get("verdict") or None,
+        cause=question_filters.get("cause") or None,
+    )
+    calls = calls_df(catalog, run_id)
+    others = run_list(results_dir)
+    header = header.copy()
+    header["sweep_id"] = others.loc[others["run_id"] == run_id, "sweep_id"].squeeze() if len(others) else ""
+    return pages.run_page(
+        header,
+        report_sections(header, metrics),
+        questions,
+        calls.head(calls_shown) if calls_shown else calls,
+        calls_total=len(calls),
+        others=others[others["status"] != "unreadable"],
+        results_dir=str(results_dir),
+        question_filters=question_filters,
+    )
+
+
+def question_view(results_dir: Path, run_id: str, question_id: str) -> str:
+    """One question of a run, with the actor and judge calls made for it."""
+    catalog = ResultsCatalog(results_dir)
+    run_header(catalog, run_id)
+    answers = answers_df(catalog, run_id)
+    one = answers[answers["question_id"] == question_id]
+    if one.empty:
+        raise ValueError(f"run {run_id!r} has no question {question_id!r}")
+    conversation = one["conversation_id"].iloc[0]
+    frames = question_frames(
+        one,
+        lineage_df(catalog, run_id, conversation),
+        lineage_questions_df(catalog, run_id, conversation),
+        events_df(catalog, run_id, conversation, types=list(LINEAGE_EVENT_TYPES)),
+    )
+    calls = calls_df(catalog, run_id, conversation)
+    calls = calls[calls["question_id"] == question_id]
+    return pages.question_page(
+        run_id, question_id, question_html(frames, question_id, window=None), calls, results_dir=str(results_dir)
+    )
+
+
+def call_view(results_dir: Path, run_id: str, call_id: str) -> str:
+    """One model call of a run."""
+    call = read_call(results_dir, run_id, call_id)
+    return pages.call_page(run_id, call.to_dict(), prompt=None, response=None, results_dir=str(results_dir))
+
+
+def compare_view(results_dir: Path, run_a: str, run_b: str) -> str:
+    """Two runs' configuration diff beside their metric diff."""
+    catalog = ResultsCatalog(results_dir)
+    config, metrics = compare_runs(results_dir, run_a, run_b)
+    a, b = run_header(catalog, run_a), run_header(catalog, run_b)
+    return pages.compare_page(a, b, config, metrics, results_dir=str(results_dir))
+
+
+def plots_view(results_dir: Path, run_id: str, folder: Path) -> str:
+    """A run's plots, drawn into ``folder`` the first time they are asked for."""
+    if not folder.is_dir() or not any(folder.glob("*.png")):
+        _draw_plots(results_dir, run_id, folder)
+    images = sorted(path.name for path in folder.glob("*.png"))
+    return pages.plots_page(run_id, images, results_dir=str(results_dir))
+
+
+def _draw_plots(results_dir: Path, run_id: str, folder: Path) -> None:
+    from omlab.bench.results import steps_df
+    from omlab.viz.report import write_run_plots
+
+    catalog = ResultsCatalog(results_dir)
+    header = run_header(catalog, run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics = metrics_df(catalog, run_id)
+    write_run_plots(
+        folder,
+        steps=steps_df(catalog, run_id),
+        events=events_df(catalog, run_id),
+        calls=calls_df(catalog, run_id),
+        answers=answers_df(catalog, run_id),
+        metrics=metrics if len(metrics) else pd.DataFrame(columns=metrics.columns),
+        lineage=lineage_df(catalog, run_id),
+        lineage_questions=lineage_questions_df(catalog, run_id),
+        run_label=f"{header.get('suite')}-{header.get('config_name')}",
+    )
+
+
+__all__ = ["call_view", "compare_view", "plots_view", "question_view", "run_view", "runs_view"]
