@@ -16,7 +16,7 @@ import pandas as pd
 
 from omlab.bench.report.metrics import metric_value
 from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
-from omlab.bench.results.layout import parts_path, run_path
+from omlab.bench.results.layout import parts_path, run_path, summary_path
 from omlab.bench.results.run_config import sweep_id_of
 from omlab.bench.results.tags import TAGS_FILE, read_tags
 
@@ -153,7 +153,7 @@ def delete_run(results_dir: str | Path, run_id: str) -> list[Path]:
         raise ValueError(f"run {run_id!r} is being written right now; stop it before deleting it")
     path = run_path(results_dir, run_id)
     removed = []
-    for extra in (path, path.with_name(path.name + ".wal")):
+    for extra in (path, path.with_name(path.name + ".wal"), summary_path(results_dir, run_id)):
         if extra.exists():
             extra.unlink()
             removed.append(extra)

@@ -9,8 +9,10 @@
   and configuration, and what differs between two runs.
 * :func:`call_row`: one model call of a run.
 
-Each run file is opened once for the list (its ``runs`` and ``metrics`` rows together), so a
-folder of a few hundred runs lists in well under a second.
+A closed run is listed from its summary (:mod:`omlab.bench.results.summary`, written by its writer
+at close) without opening its file; a run without a valid summary (running, resumed since, or
+written before summaries existed) is read from its file, which is opened once for its ``runs`` and
+``metrics`` rows together.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pandas as pd
 from omlab.bench.results.catalog import ResultsCatalog, TableRead, UnreadableRunWarning
 from omlab.bench.results.frames import calls_df, metrics_df
 from omlab.bench.results.run_config import sweep_id_of
+from omlab.bench.results.summary import read_summary
 from omlab.bench.results.tags import read_tags
 
 METRIC_PREFIX = "m."
@@ -63,39 +66,28 @@ def run_list(results_dir: str | Path) -> pd.DataFrame:
         "metrics": TableRead("metrics", {"group_key": "all"}, ("name", "value")),
     }
     for run_id in catalog.run_ids():
-        with warnings.catch_warnings():
-            # a damaged file is a row of the list with its problem, not a warning
-            warnings.simplefilter("ignore", UnreadableRunWarning)
-            header = catalog.read_tables(run_id, reads)
-        if header["runs"].empty:
-            problem = catalog.problem_of(run_id)
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "status": "unreadable" if problem else "started",
-                    "tags": ",".join(tags.get(run_id, [])),
-                    "problem": problem or "no runs row written yet",
-                }
-            )
-            continue
-        metrics = header["metrics"]
-        row = header["runs"].iloc[-1]
-        started, finished = row["started_at"], row["finished_at"]
-        rows.append(
-            {
-                "run_id": run_id,
-                "suite": _str(row["suite"]),
-                "config_name": _str(row["config_name"]),
-                "status": _str(row["status"]),
-                "tags": ",".join(tags.get(run_id, [])),
-                "sweep_id": sweep_id_of(row["config_json"]) or "",
-                "started_at": started,
-                "finished_at": finished,
-                "duration_s": (finished - started).total_seconds() if not pd.isna(finished) else math.nan,
-                "problem": "",
-            }
-            | {f"{METRIC_PREFIX}{name}": float(value) for name, value in zip(metrics["name"], metrics["value"])}
-        )
+        summary = read_summary(results_dir, run_id)
+        if summary is not None:
+            header, metrics = summary["runs"], summary["metrics"]
+        else:
+            with warnings.catch_warnings():
+                # a damaged file is a row of the list with its problem, not a warning
+                warnings.simplefilter("ignore", UnreadableRunWarning)
+                frames = catalog.read_tables(run_id, reads)
+            if frames["runs"].empty:
+                problem = catalog.problem_of(run_id)
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "status": "unreadable" if problem else "started",
+                        "tags": ",".join(tags.get(run_id, [])),
+                        "problem": problem or "no runs row written yet",
+                    }
+                )
+                continue
+            header = frames["runs"].iloc[-1].to_dict()
+            metrics = dict(zip(frames["metrics"]["name"], frames["metrics"]["value"], strict=True))
+        rows.append(_list_row(run_id, header, metrics, tags.get(run_id, [])))
     frame = pd.DataFrame(rows)
     for column in LIST_COLUMNS:
         if column not in frame:
@@ -242,6 +234,22 @@ def call_row(results_dir: str | Path | ResultsCatalog, run_id: str, call_id: str
 
 
 _ABSENT = object()
+
+
+def _list_row(run_id: str, header: Mapping[str, Any], metrics: Mapping[str, Any], tags: list[str]) -> dict[str, Any]:
+    started, finished = pd.Timestamp(header["started_at"]), pd.Timestamp(header.get("finished_at"))
+    return {
+        "run_id": run_id,
+        "suite": _str(header.get("suite")),
+        "config_name": _str(header.get("config_name")),
+        "status": _str(header.get("status")),
+        "tags": ",".join(tags),
+        "sweep_id": sweep_id_of(header.get("config_json")) or "",
+        "started_at": started,
+        "finished_at": finished,
+        "duration_s": (finished - started).total_seconds() if not pd.isna(finished) else math.nan,
+        "problem": "",
+    } | {f"{METRIC_PREFIX}{name}": math.nan if value is None else float(value) for name, value in metrics.items()}
 
 
 def _json(flat: Mapping[str, Any], path: str) -> str:

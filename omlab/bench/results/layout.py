@@ -4,6 +4,7 @@
 
     <results_dir>/runs/<run_id>.duckdb                    the run (the truth)
     <results_dir>/runs/<run_id>.parts/<table>/<seq>.parquet   live snapshot while a writer holds it
+    <results_dir>/runs/<run_id>.summary.json              header and whole-run metrics, written at close
 """
 
 from __future__ import annotations
@@ -35,3 +36,12 @@ def list_run_ids(results_dir: str | Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(path.name[: -len(RUN_FILE_SUFFIX)] for path in folder.glob(f"*{RUN_FILE_SUFFIX}") if path.is_file())
+
+
+SUMMARY_SUFFIX = ".summary.json"
+
+
+def summary_path(results_dir: str | Path, run_id: str) -> Path:
+    """The small JSON summary of run ``run_id`` written when its writer closes it (header and
+    whole-run metrics, for listing many runs without opening each file)."""
+    return runs_dir(results_dir) / f"{run_id}{SUMMARY_SUFFIX}"

@@ -64,6 +64,7 @@ from omlab.bench.results.schema import (
     upgrade_statements,
 )
 from omlab.bench.results.shards import last_seq, replace_shards, write_shard
+from omlab.bench.results.summary import write_summary
 
 log = logging.getLogger("omlab.bench.results")
 
@@ -365,7 +366,8 @@ class RunWriter:
 
     def close(self, status: str = "finished", error: str | None = None) -> None:
         """Flush, record ``finished_at`` and the final ``status`` (``finished``, ``failed`` or
-        ``interrupted``) and ``error``, close the file and remove the live snapshot. Idempotent."""
+        ``interrupted``) and ``error``, close the file, remove the live snapshot and write the run's
+        summary (:mod:`omlab.bench.results.summary`). Idempotent."""
         if status not in FINAL_RUN_STATUSES:
             raise ValueError(f"a run closes as one of {', '.join(FINAL_RUN_STATUSES)}; got {status!r}")
         self._stop_flusher()
@@ -386,6 +388,7 @@ class RunWriter:
                 self._connection = None
                 release_writing(self.path)
         shutil.rmtree(self.parts_dir, ignore_errors=True)
+        write_summary(self.results_dir, self.run_id)
 
     def __enter__(self) -> Self:
         return self

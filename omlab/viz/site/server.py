@@ -95,7 +95,9 @@ class CompareHandler(_Page):
                 )
             )
             return
-        self._run(views.compare_view, self.results_dir, runs[0], runs[1])
+        # a is the older run (generated ids sort by start time): the deltas read as "what changed since"
+        older, newer = sorted(runs)
+        self._run(views.compare_view, self.results_dir, older, newer)
 
 
 class PlotsHandler(_Page):
