@@ -2,7 +2,8 @@
 
 Generates the folder: one real offline run of a small synthetic suite (the quickstart with one
 conversation), then 199 copies of its file, each with its own run id, suite, configuration, status,
-tags and headline numbers, a third of them in sweeps of 9 cells. Then starts the real command
+tags and headline numbers, a third of them in sweeps of 9 cells, each summarised as its writer
+summarises a run it closes. Then starts the real command
 (``omlab view --port N``) and opens the list in Chromium (Debian's, through playwright), reading the
 browser's first-contentful-paint time of each load (from navigation start: the request, the server
 reading all 200 run files, rendering, and the browser painting). Prints the first load's figure (the
@@ -29,6 +30,8 @@ import urllib.request
 from pathlib import Path
 
 import duckdb
+
+from omlab.bench.results.summary import write_summary
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("OMLAB_CHROMIUM", "/usr/bin/chromium"))
@@ -84,6 +87,7 @@ def generate(results: Path, runs: int, env: dict[str, str]) -> float:
                 "UPDATE metrics SET value = value * ? WHERE name IN ('accuracy', 'cost_usd', 'retention')",
                 [rng.uniform(0.5, 1.5)],
             )
+        write_summary(results, run_id)  # as the run's writer does when it closes the run
         if index % 5 == 0:
             tags[run_id] = ["baseline"] if index % 10 else ["baseline", "paper"]
     (results / "tags.json").write_text(json.dumps(tags))

@@ -225,8 +225,11 @@ def run_page(
     )
 
 
-def question_page(run_id: str, question_id: str, question_html: str, calls: pd.DataFrame, *, results_dir: str) -> str:
-    """One question (the per-question view's section) with the model calls made for it."""
+def question_page(
+    run_id: str, question_id: str, question_html: str, calls: pd.DataFrame, *, results_dir: str, whole: bool = False
+) -> str:
+    """One question (the per-question view's section) with the model calls made for it; ``whole``:
+    the section holds the whole memory context (scrolled to its first evidence line)."""
     return render(
         "question.html",
         title=f"question {question_id}",
@@ -235,6 +238,7 @@ def question_page(run_id: str, question_id: str, question_html: str, calls: pd.D
         question_id=question_id,
         question_html=question_html,
         question_css=CSS,
+        whole=whole,
         calls=_call_rows(calls),
         calls_total=len(calls),
     )

@@ -4,7 +4,7 @@ Routes::
 
     /                                  the run list (?suite= &config= &status= &tag= &sweep= &text= &sort= &desc=)
     /run/<run>                         a run: report tables, questions, model calls (?calls=N, 0: all)
-    /run/<run>/question/<question>     one question's answers, evidence lineage and memory context
+    /run/<run>/question/<question>     one question's answers, evidence lineage and memory context (?context=all)
     /run/<run>/call/<call>             one model call
     /run/<run>/plots                   the run's plots (drawn on first request into a temporary folder)
     /compare?run=A&run=B               the settings that differ and the metrics side by side
@@ -74,7 +74,8 @@ class RunHandler(_Page):
 
 class QuestionHandler(_Page):
     def get(self, run_id: str, question_id: str) -> None:
-        self._run(views.question_view, self.results_dir, run_id, question_id)
+        whole = self.get_argument("context", "") == "all"
+        self._run(views.question_view, self.results_dir, run_id, question_id, whole)
 
 
 class CallHandler(_Page):

@@ -71,8 +71,9 @@ def run_view(results_dir: Path, run_id: str, question_filters: Mapping[str, str]
     )
 
 
-def question_view(results_dir: Path, run_id: str, question_id: str) -> str:
-    """One question of a run, with the actor and judge calls made for it."""
+def question_view(results_dir: Path, run_id: str, question_id: str, whole: bool = False) -> str:
+    """One question of a run, with the actor and judge calls made for it (``whole``: the whole
+    memory context, else the lines around the evidence)."""
     catalog = ResultsCatalog(results_dir)
     run_header(catalog, run_id)
     answers = answers_df(catalog, run_id)
@@ -88,9 +89,8 @@ def question_view(results_dir: Path, run_id: str, question_id: str) -> str:
     )
     calls = calls_df(catalog, run_id, conversation)
     calls = calls[calls["question_id"] == question_id]
-    return pages.question_page(
-        run_id, question_id, question_html(frames, question_id, window=None), calls, results_dir=str(results_dir)
-    )
+    section = question_html(frames, question_id, window=None if whole else 3)
+    return pages.question_page(run_id, question_id, section, calls, results_dir=str(results_dir), whole=whole)
 
 
 def call_view(results_dir: Path, run_id: str, call_id: str) -> str:
