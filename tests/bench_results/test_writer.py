@@ -601,6 +601,8 @@ def _set_schema(path, version: int, drop_question_id: bool) -> None:
     try:
         if drop_question_id:
             connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        if version < 6:
+            connection.execute("ALTER TABLE model_calls DROP COLUMN routing_tokens")
         if version < 5:
             connection.execute("ALTER TABLE metrics DROP COLUMN n_missing")
         if version < 4:  # columns an older omlab did not write
@@ -671,6 +673,18 @@ def test_a_version_4_file_reads_metrics_without_n_missing_and_gets_it_when_resum
         writer.add_metrics([{"name": "f1", "group_key": "all", "value": 0.25, "n": 3, "n_missing": 1}])
     missing = metrics_df(tmp_path).set_index("name")["n_missing"]
     assert pd.isna(missing["accuracy"]) and missing["f1"] == 1
+
+
+def test_a_version_5_file_reads_calls_without_routing_tokens_and_gets_them_when_resumed(tmp_path):
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "call_id": "old", "role": "observer", "tier": 1}])
+    _set_schema(run_path(tmp_path, RUN), 5, drop_question_id=False)
+    old = calls_df(tmp_path)
+    assert list(old["call_id"]) == ["old"] and old["routing_tokens"].isna().all()
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "call_id": "new", "tier": 1, "routing_tokens": 650}])
+    routed = calls_df(tmp_path).set_index("call_id")["routing_tokens"]
+    assert pd.isna(routed["old"]) and routed["new"] == 650
 
 
 def test_a_file_from_a_newer_omlab_is_refused(tmp_path):

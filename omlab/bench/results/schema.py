@@ -313,6 +313,7 @@ COLUMNS_ADDED: MappingProxyType[int, tuple[tuple[str, str], ...]] = MappingProxy
         2: (("model_calls", "question_id"),),
         4: (("model_calls", "cost_usd_paid"), ("runs", "price_map")),
         5: (("metrics", "n_missing"),),
+        6: (("model_calls", "routing_tokens"),),
     }
 )
 """``(table, column)`` pairs each schema version added. Files of an older version are read with
