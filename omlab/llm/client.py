@@ -294,6 +294,7 @@ class ModelClient:
             configured_cost=price_call(
                 entry.model, entry.usage.input_tokens, entry.usage.output_tokens, overrides=self.prices
             ),
+            response=entry.text,
         )
         self._publish(call)
         return ModelResponse(
@@ -400,6 +401,7 @@ class ModelClient:
             latency=latency,
             error=None,
             configured_cost=cost,
+            response=text,
         )
         self._publish(call)
         if key is not None and self.cache is not None and self.cache.writes_enabled:
@@ -475,6 +477,7 @@ class ModelClient:
         error: str | None,
         cached: bool = False,
         configured_cost: float | None = None,
+        response: str | None = None,
     ) -> ModelCall:
         metadata = dict(request.metadata)
         llm_details = dict(details)
@@ -502,6 +505,8 @@ class ModelClient:
             metadata=metadata,
             configured_cost_usd=configured_cost,
             routing_tokens=request.input_tokens if resolved is not None and resolved.tier is not None else None,
+            prompt=request.messages,
+            response=response,
         )
 
     def _publish(self, call: ModelCall) -> None:

@@ -91,3 +91,7 @@ class ModelCall:
     #: ``input_tokens``: the new messages' tokens for the Observer, the observations' for the
     #: Reflector), not the prompt size in ``input_tokens``; None when the model was not routed
     routing_tokens: int | None = None
+    #: the messages the call sent (the request's, as given) and the text it got back (None when it
+    #: failed): what a run browser shows for the call
+    prompt: list[ChatMessage] = field(default_factory=list)
+    response: str | None = None

@@ -601,6 +601,8 @@ def _set_schema(path, version: int, drop_question_id: bool) -> None:
     try:
         if drop_question_id:
             connection.execute("ALTER TABLE model_calls DROP COLUMN question_id")
+        if version < 7:
+            connection.execute("DROP TABLE call_texts")
         if version < 6:
             connection.execute("ALTER TABLE model_calls DROP COLUMN routing_tokens")
         if version < 5:
@@ -685,6 +687,23 @@ def test_a_version_5_file_reads_calls_without_routing_tokens_and_gets_them_when_
         writer.add_model_calls([{"conversation_id": "c1", "call_id": "new", "tier": 1, "routing_tokens": 650}])
     routed = calls_df(tmp_path).set_index("call_id")["routing_tokens"]
     assert pd.isna(routed["old"]) and routed["new"] == 650
+
+
+def test_a_version_6_file_has_no_call_texts_and_gets_the_table_when_resumed(tmp_path):
+    from omlab.bench.results.browse import call_text
+
+    with open_writer(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_model_calls([{"conversation_id": "c1", "call_id": "old", "role": "observer"}])
+    _set_schema(run_path(tmp_path, RUN), 6, drop_question_id=False)
+    assert call_text(tmp_path, RUN, "old") == (None, None)
+    with RunWriter.open_existing(tmp_path, RUN, flush_seconds=None) as writer:
+        writer.add_together(
+            [
+                ("model_calls", [{"conversation_id": "c1", "call_id": "new", "role": "actor"}]),
+                ("call_texts", [{"conversation_id": "c1", "call_id": "new", "prompt": [], "response": "hi"}]),
+            ]
+        )
+    assert call_text(tmp_path, RUN, "new") == ([], "hi")
 
 
 def test_a_file_from_a_newer_omlab_is_refused(tmp_path):

@@ -233,6 +233,22 @@ def call_row(results_dir: str | Path | ResultsCatalog, run_id: str, call_id: str
     return hit.iloc[-1]
 
 
+def call_text(
+    results_dir: str | Path | ResultsCatalog, run_id: str, call_id: str
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """``(prompt messages, response text)`` of model call ``call_id`` as the run recorded them
+    (``call_texts``; credentials were dropped when written); ``(None, None)`` when the run holds no
+    text for it (runs before schema 7, calls of a reused prepared memory)."""
+    catalog = results_dir if isinstance(results_dir, ResultsCatalog) else ResultsCatalog(results_dir)
+    rows = catalog.read_table("call_texts", run_id, {"call_id": call_id})
+    if rows.empty:
+        return None, None
+    row = rows.iloc[-1]
+    prompt = json.loads(row["prompt"]) if isinstance(row["prompt"], str) else []
+    response = row["response"] if isinstance(row["response"], str) else None
+    return (prompt if isinstance(prompt, list) else []), response
+
+
 _ABSENT = object()
 
 
@@ -267,6 +283,7 @@ __all__ = [
     "LIST_COLUMNS",
     "METRIC_PREFIX",
     "call_row",
+    "call_text",
     "compare_runs",
     "config_diff",
     "config_of",

@@ -30,7 +30,7 @@ import pyarrow as pa
 from omlab.bench.results.redact import redact_text, to_safe_json
 from omlab.bench.results.schema import TABLES, Column, arrow_schema
 
-_REDACTED_TEXT_COLUMNS = frozenset({"error", "notes"})
+_REDACTED_TEXT_COLUMNS = frozenset({"error", "notes", "response"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

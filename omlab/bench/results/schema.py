@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bumped when a table or column changes; readers refuse files from a newer version."""
 
 SCHEMA_VERSION_TABLE = "omlab_results_schema"
@@ -260,6 +260,13 @@ TABLES: MappingProxyType[str, tuple[Column, ...]] = MappingProxyType(
             Column("in_context", "bool"),
             _text("in_context_as"),
         ),
+        "call_texts": (
+            _RUN_ID,
+            _text("conversation_id"),
+            _text("call_id", True),
+            Column("prompt", "json"),
+            _text("response"),
+        ),
         "lineage_questions": (
             _RUN_ID,
             _text("conversation_id"),
@@ -287,6 +294,7 @@ KEYS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
         "metrics": ("run_id", "name", "group_key"),
         "lineage": ("run_id", "question_id", "evidence_id"),
         "lineage_questions": ("run_id", "question_id"),
+        "call_texts": ("run_id", "call_id"),
     }
 )
 """Keyed tables: writing a row whose key exists replaces the old row. Other tables only append."""
@@ -303,6 +311,7 @@ ORDER_BY: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
         "metrics": ("run_id", "name", "group_key"),
         "lineage": ("run_id", "conversation_id", "question_id", "ingest_step", "evidence_id"),
         "lineage_questions": ("run_id", "conversation_id", "question_id"),
+        "call_texts": ("run_id", "conversation_id", "call_id"),
     }
 )
 """The row order the readers return."""
@@ -323,6 +332,7 @@ NULL in those columns and upgraded in place when a writer reopens them."""
 TABLES_ADDED: MappingProxyType[int, tuple[str, ...]] = MappingProxyType(
     {
         3: ("lineage", "lineage_questions"),
+        7: ("call_texts",),
     }
 )
 """Tables each schema version added. Files of an older version read as empty there and get the

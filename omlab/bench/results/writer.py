@@ -349,6 +349,13 @@ class RunWriter:
         }[phase]
         statements += [
             (
+                (
+                    "DELETE FROM call_texts WHERE call_id IN (SELECT call_id FROM model_calls "
+                    f"WHERE conversation_id = ? AND role IN ({role_slots}))"
+                ),
+                [conversation_id, *roles],
+            ),
+            (
                 f"DELETE FROM model_calls WHERE conversation_id = ? AND role IN ({role_slots})",
                 [conversation_id, *roles],
             ),
@@ -359,7 +366,7 @@ class RunWriter:
             self._check_open()
             self._flush_locked()
             run_transaction(self._connection, statements)
-            for table in (*touched, "model_calls", "conversations"):
+            for table in (*touched, "model_calls", "call_texts", "conversations"):
                 self._republish(table)
 
     # ------------------------------------------------------------------ closing
@@ -587,6 +594,6 @@ def _refuse_managed_columns(fields: Mapping[str, Any]) -> None:
 
 
 _ROW_TABLES = frozenset(
-    {"steps", "events", "model_calls", "answers", "scores", "metrics", "lineage", "lineage_questions"}
+    {"steps", "events", "model_calls", "call_texts", "answers", "scores", "metrics", "lineage", "lineage_questions"}
 )
 """Tables :meth:`RunWriter.add_together` accepts (runs and conversations have their own methods)."""

@@ -32,7 +32,7 @@ from omlab.bench.datasets.schema import Conversation, Question
 from omlab.bench.run.answering import Answerer, describe_error
 from omlab.bench.run.judging import Judge
 from omlab.bench.run.prepared import PreparedMemory, PreparedStore
-from omlab.bench.run.replay import call_row, replay_conversation
+from omlab.bench.run.replay import call_row, call_text_row, replay_conversation
 from omlab.bench.suite.run_settings import RunSettings
 
 
@@ -181,7 +181,8 @@ async def prepare(
         emit(PhaseMark(conversation.id, "prepare", "failed", started, error=describe_error(error)))
         return None
     rows = prepared.rows
-    for table, table_rows in (("steps", rows.steps), ("events", rows.events), ("model_calls", calls)):
+    tables = (("steps", rows.steps), ("events", rows.events), ("model_calls", calls), ("call_texts", rows.call_texts))
+    for table, table_rows in tables:
         if table_rows:
             emit(TableRows(table, _for_conversation(table_rows, conversation.id)))
     emit(
@@ -293,8 +294,10 @@ def _question_rows(
     scores: list[dict[str, Any]] | None = None,
 ) -> RowGroup:
     """One question's model calls, answer and scores, to be written together."""
+    calls = list(calls)
     parts = (
         TableRows("model_calls", [call_row(conversation_id, c, question_id) for c in calls]),
+        TableRows("call_texts", [call_text_row(conversation_id, c) for c in calls]),
         TableRows("answers", answers or []),
         TableRows("scores", scores or []),
     )

@@ -121,6 +121,8 @@ class ReplayRows:
     steps: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     model_calls: list[dict[str, Any]] = field(default_factory=list)
+    call_texts: list[dict[str, Any]] = field(default_factory=list)
+    """The calls' prompts and responses (not kept with a prepared memory: a reusing run has none)."""
 
 
 @dataclass(slots=True)
@@ -163,6 +165,7 @@ class RowRecorder:
     def on_call(self, call: ModelCall) -> None:
         """Record a model call."""
         self.rows.model_calls.append(call_row(self.conversation_id, call))
+        self.rows.call_texts.append(call_text_row(self.conversation_id, call))
 
 
 def call_row(conversation_id: str, call: ModelCall, question_id: str | None = None) -> dict[str, Any]:
@@ -198,6 +201,17 @@ def call_row(conversation_id: str, call: ModelCall, question_id: str | None = No
         "error": call.error,
         "cycle_id": _text(call.metadata.get("cycleId")),
         "question_id": question_id,
+    }
+
+
+def call_text_row(conversation_id: str, call: ModelCall) -> dict[str, Any]:
+    """A ``call_texts`` row: the messages the call sent and the text it got back (the writer drops
+    credential-named keys and key-shaped text from both)."""
+    return {
+        "conversation_id": conversation_id,
+        "call_id": call.call_id,
+        "prompt": list(call.prompt),
+        "response": call.response,
     }
 
 
@@ -370,6 +384,7 @@ __all__ = [
     "RowRecorder",
     "agent_step",
     "call_row",
+    "call_text_row",
     "conversation_messages",
     "event_row",
     "ingest_batches",

@@ -266,8 +266,8 @@ def call_page(
         fields=[(name, _cell(call.get(name), name)) for name in call if name not in ("run_id",)],
         prompt=[{"role": _text(m.get("role")), "content": _content(m.get("content"))} for m in prompt or []],
         response=response,
-        missing_text="This run's results hold no text for this call (runs record the call's numbers; "
-        "prompt and response text are kept only when recorded with the call).",
+        missing_text="This run holds no text for this call (runs written before results schema 7 do "
+        "not, nor do the calls of a prepared memory reused from an earlier run).",
     )
 
 

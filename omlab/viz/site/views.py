@@ -26,6 +26,7 @@ from omlab.bench.results import (
 )
 from omlab.bench.results.browse import call_row as read_call
 from omlab.bench.results.browse import (
+    call_text,
     compare_runs,
     filter_runs,
     run_header,
@@ -96,7 +97,8 @@ def question_view(results_dir: Path, run_id: str, question_id: str, whole: bool 
 def call_view(results_dir: Path, run_id: str, call_id: str) -> str:
     """One model call of a run."""
     call = read_call(results_dir, run_id, call_id)
-    return pages.call_page(run_id, call.to_dict(), prompt=None, response=None, results_dir=str(results_dir))
+    prompt, response = call_text(results_dir, run_id, call_id)
+    return pages.call_page(run_id, call.to_dict(), prompt=prompt, response=response, results_dir=str(results_dir))
 
 
 def compare_view(results_dir: Path, run_a: str, run_b: str) -> str:
