@@ -1,6 +1,7 @@
-"""``omlab view`` in Chromium: open the run list, filter it, open a run, a question, a call, and
-compare two runs. The server is the real command (``omlab view --port N``) over a results folder
-holding an offline run of a small synthetic suite and two hand-written runs of another suite."""
+"""``omlab view`` in Chromium: open the run list, filter it, open a run, a question, a call (its
+prompt and response), and compare two runs. The server is the real command (``omlab view --port
+N``) over a results folder holding an offline run of a small synthetic suite and two hand-written
+runs of another suite."""
 
 from __future__ import annotations
 
@@ -150,6 +151,8 @@ def test_list_filter_run_question_call_and_compare(site, page):
     page.wait_for_url(re.compile(r"/call/"))
     assert page.locator("table#call-fields").inner_text().count("input_tokens") == 1
     assert page.locator("h1").inner_text().split()[0] in ("actor", "judge")
+    assert page.locator("pre.prompt").count() >= 1 and page.locator("pre.prompt").last.inner_text().strip()
+    assert page.locator("pre#response").count() == 1
     _shot(page, screens, "05-call")
 
     # plots of the run
