@@ -44,18 +44,44 @@ def test_every_score_figure_has_its_missing_count_and_the_task_average_names_the
     assert by_type == [["knowledge-update", "100.0%", "", "1", "1"]]
 
 
-def test_an_incomplete_run_says_so_and_what_failed():
+def test_an_incomplete_run_says_so_once_in_a_short_status_and_lists_the_failures_apart():
+    judge_error = "; ".join(f"c1:q{i:03d}: ModelCallError: judge endpoint unreachable " + "x" * 200 for i in range(12))
     header = pd.Series(
         {
             "run_id": "R",
             "status": "incomplete",
             "config_json": "{}",
-            "error": "INCOMPLETE: 1 failed phase; 0 questions unanswered, 4 answered but not scored\n  c1 judge: 500",
+            "error": "INCOMPLETE: 1 failed phase; 0 questions unanswered, 12 answered but not scored\n"
+            f"  c1 judge: {judge_error}",
         }
     )
-    run = {row[0]: row[1] for row in _section(report_sections(header, _metrics([])), "Run").rows}
-    assert run["status"].startswith("INCOMPLETE (run the same command again")
-    assert "c1 judge: 500" in run["status"]
+    sections = report_sections(header, _metrics([]))
+    run = {row[0]: row[1] for row in _section(sections, "Run").rows}
+    assert run["status"] == (
+        "INCOMPLETE: 1 failed phase; 0 questions unanswered, 12 answered but not scored "
+        "(run the same command again to retry the failed parts)"
+    )
+    assert [section.title for section in sections].index("Failures") == 1  # right after the run
+    failures = _section(sections, "Failures")
+    assert failures.columns == ["conversation", "phase", "error"]
+    assert failures.rows == [["c1", "judge", judge_error]]
+
+
+def test_the_failures_come_from_the_runs_failed_phases_and_questions_when_given():
+    header = pd.Series({"run_id": "R", "status": "incomplete", "config_json": "{}", "error": "INCOMPLETE: …"})
+    failed = pd.DataFrame(
+        [
+            {"conversation_id": "c2", "phase": "prepare", "error": "RuntimeError: observer down"},
+            {"conversation_id": "c1", "phase": "answer (c1:q004)", "error": "ModelCallError: 500"},
+        ]
+    )
+    rows = _section(report_sections(header, _metrics([]), failures=failed), "Failures").rows
+    assert rows == [["c2", "prepare", "RuntimeError: observer down"], ["c1", "answer (c1:q004)", "ModelCallError: 500"]]
+
+
+def test_a_complete_run_has_no_failures_section():
+    header = pd.Series({"run_id": "R", "status": "finished", "config_json": "{}"})
+    assert "Failures" not in [s.title for s in report_sections(header, _metrics([]))]
 
 
 def test_the_report_names_the_verdict_parsing_rule_a_judged_run_used():

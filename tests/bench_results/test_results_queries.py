@@ -168,3 +168,59 @@ def test_the_doc_names_only_report_sections_that_exist():
         "Blocking and activations",
         "Model latency (s, calls actually made)",
     }
+
+
+_OFFICIAL = re.compile(
+    r'<!-- report \(aggregation = "official"\): (.+?) \| (.+?) \| (.+?) -->\n```sql\n(.*?)```', re.DOTALL
+)
+
+
+def _official_queries() -> list[tuple[str, str, str, str]]:
+    return _OFFICIAL.findall(DOC.read_text(encoding="utf-8"))
+
+
+def test_the_official_f1_queries_round_ties_to_even_as_the_official_script_does():
+    """0.0625 and 0.3125 are exact binary ties: Python's round (the official script) keeps the even
+    digit, DuckDB's round does not."""
+    from omlab.bench.scoring.locomo_protocol import aggregate_f1_values
+
+    values = {"q1": 0.0625, "q2": 0.3125, "q3": 2 / 3, "q4": 0.1875}
+    connection = duckdb.connect()
+    try:
+        connection.execute("CREATE TABLE answers (question_id VARCHAR, question_type VARCHAR, category INTEGER)")
+        connection.execute("CREATE TABLE scores (question_id VARCHAR, scorer VARCHAR, value DOUBLE)")
+        for question_id, value in values.items():
+            connection.execute("INSERT INTO answers VALUES (?, 'single-hop', 4)", [question_id])
+            connection.execute("INSERT INTO scores VALUES (?, 'f1', ?)", [question_id, value])
+        expected = sum(aggregate_f1_values(values.values(), "official")) / len(values)
+        queries = _official_queries()
+        assert {(section, label) for section, label, _, _ in queries} == {
+            ("Headline", "LoCoMo F1"),
+            ("F1 by LoCoMo category", "*"),
+        }
+        for _, _, _, sql in queries:
+            (value,) = connection.sql(sql).df()["value"]
+            assert value == expected, sql  # full precision: the same rounded values, the same mean
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def official_locomo_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("locomo-official-f1")
+    suite = _dataset_suite(folder, "locomo", "locomo_sample.json")
+    suite.write_text(suite.read_text(encoding="utf-8") + '[scoring]\naggregation = "official"\n', encoding="utf-8")
+    return _run(folder, suite)
+
+
+def test_the_official_f1_queries_give_the_stored_metrics_at_full_precision(official_locomo_run):
+    results, run_id = official_locomo_run
+    metrics = metrics_df(results, run_id).set_index(["name", "group_key"])["value"]
+    connection = duckdb.connect(str(results / "runs" / f"{run_id}.duckdb"), read_only=True)
+    try:
+        for _, label, metric, sql in _official_queries():
+            for record in connection.sql(sql).df().to_dict("records"):
+                group = record["group_key"] if label == "*" else "all"
+                assert record["value"] == pytest.approx(metrics[(metric, group)], rel=1e-15, abs=1e-15), group
+    finally:
+        connection.close()

@@ -101,10 +101,12 @@ def test_bad_input_raises():
         plot_accuracy_by_type(answers_frame([{"question_type": "a"}]).drop(columns=["judge"]), scorer="judge")
     with pytest.raises(ValueError, match="run_id"):
         plot_accuracy_by_type(pd.concat([_metrics(), _metrics().assign(run_id="R2")]))
+    # the table refuses answers without a score; the plot draws them as "no data"
+    # (tests/viz/test_plots_all_missing.py)
     with pytest.raises(ValueError, match="no answer has a 'judge' score"):
-        plot_accuracy_by_type(answers_frame([{"question_type": "a", "judge": None}]), scorer="judge")
+        accuracy_table(answers_frame([{"question_type": "a", "judge": None}]), scorer="judge")
     with pytest.raises(ValueError, match="no score in any of.*judge_correct"):
-        plot_accuracy_by_type(answers_frame([{"question_type": "a"}]))
+        accuracy_table(answers_frame([{"question_type": "a"}]))
 
 
 def test_empty_frame_gives_a_no_data_note():

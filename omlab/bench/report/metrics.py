@@ -52,6 +52,7 @@ from omlab.bench.datasets.locomo import CATEGORY_NAMES
 from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES
 from omlab.bench.results.frames import paid_costs
 from omlab.bench.scoring import locomo_report, longmemeval_report, wilson_ci
+from omlab.bench.scoring.judged_groups import blank_row, judged_groups, with_every_group
 from omlab.bench.scoring.locomo_protocol import aggregate_f1_values
 
 METRIC_COLUMNS = ("name", "group_key", "value", "lo", "hi", "n", "n_missing")
@@ -285,6 +286,7 @@ def _question_metrics(
         rows.append(_row("task_averaged_accuracy", "all", task_averaged, n=report.n))
         if len(report.missing_types) < len(LONGMEMEVAL_TYPES):  # a LongMemEval run, some types absent
             rows += [_row("task_type_absent", t, 1.0) for t in report.missing_types]
+    rows = with_every_group(rows, judged_groups(frame, judged, locomo=kind == "locomo"), blank_row("accuracy"))
     rows += _retention_rows(frame, scores)
     return _with_missing_counts(rows, frame, scores, kind, judged)
 

@@ -108,8 +108,12 @@ def latest_run_id(results_dir: str | Path) -> str:
     raise ValueError(f"no {'readable ' if ids else ''}runs under {Path(results_dir) / 'runs'}")
 
 
-def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
-    """The report's tables from a ``runs`` row and the run's ``metrics`` rows."""
+def report_sections(header: pd.Series, metrics: pd.DataFrame, failures: pd.DataFrame | None = None) -> list[Section]:
+    """The report's tables from a ``runs`` row and the run's ``metrics`` rows.
+
+    ``failures``: what an incomplete run failed (``conversation_id``, ``phase``, ``error``; see
+    :func:`run_failure_rows`), listed in their own section; without it the run row's ``error``
+    text is split into that section."""
     config = json.loads(header["config_json"]) if isinstance(header.get("config_json"), str) else {}
     run = Section(
         "Run",
@@ -138,7 +142,11 @@ def report_sections(header: pd.Series, metrics: pd.DataFrame) -> list[Section]:
             headline.rows.append(
                 [label, _fmt(row["value"], name), _ci(row, name), _count(row["n"]), _missing(row, metrics)]
             )
-    sections = [run, headline]
+    sections = [run]
+    failed = _failure_section(header, failures)
+    if failed is not None:
+        sections.append(failed)
+    sections.append(headline)
     if config.get("warnings"):
         sections.append(
             Section(
@@ -327,7 +335,12 @@ def write_report(
     title = f"omlab run {run_id}: {row.get('suite')} [{row.get('config_name')}]"
     if row.get("status") == "incomplete":
         title += " (INCOMPLETE)"
-    sections = report_sections(row, metrics) + production_sections(results_dir, run_id, row)
+    failures = None
+    if row.get("status") == "incomplete":
+        from omlab.bench.results import answers_df, conversations_df
+
+        failures = run_failure_rows(conversations_df(catalog, run_id), answers_df(catalog, run_id))
+    sections = report_sections(row, metrics, failures) + production_sections(results_dir, run_id, row)
     images = [*images, *extra_images]
     text = render_markdown(title, sections, images) if fmt == "md" else render_html(title, sections, images)
     if fmt == "html" and questions_page is not None:
@@ -381,12 +394,61 @@ def _missing(row: pd.Series, metrics: pd.DataFrame) -> str:
 
 
 def _status_label(header: pd.Series) -> str:
+    """The status; for an incomplete run one short line (the counts), the errors being listed in
+    the Failures section."""
     status = str(header.get("status") or "")
     if status != "incomplete":
         return status
     error = header.get("error")
-    detail = " ".join(str(error).split()) if isinstance(error, str) and error else ""
-    return f"INCOMPLETE (run the same command again to retry the failed parts) {detail}".rstrip()
+    first = str(error).strip().splitlines()[0] if isinstance(error, str) and error.strip() else ""
+    counts = first.removeprefix(_INCOMPLETE).strip()
+    counts = f": {counts}" if counts else ""
+    return f"INCOMPLETE{counts} (run the same command again to retry the failed parts)"
+
+
+_INCOMPLETE = "INCOMPLETE:"
+_FAILURE_ROWS = 50
+
+
+def run_failure_rows(conversations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """An incomplete run's failures: its failed conversation phases, then its failed answers
+    (phase ``answer (<question id>)``), with their errors (columns ``conversation_id``,
+    ``phase``, ``error``)."""
+    rows = []
+    if not conversations.empty and "status" in conversations.columns:
+        failed = conversations[conversations["status"] == "failed"].sort_values(["conversation_id", "phase"])
+        rows += [(r.conversation_id, r.phase, r.error) for r in failed.itertuples()]
+    if not answers.empty and "status" in answers.columns:
+        failed = answers[answers["status"] == "failed"].sort_values(["conversation_id", "question_id"])
+        rows += [(r.conversation_id, f"answer ({r.question_id})", r.error) for r in failed.itertuples()]
+    return pd.DataFrame(rows, columns=["conversation_id", "phase", "error"])
+
+
+def _failure_section(header: pd.Series, failures: pd.DataFrame | None) -> Section | None:
+    if str(header.get("status") or "") != "incomplete":
+        return None
+    if failures is None:
+        failures = _failures_from_error(header.get("error"))
+    if failures.empty:
+        return None
+    rows = [
+        [str(r.conversation_id), str(r.phase), " ".join(str(r.error).split()) if isinstance(r.error, str) else ""]
+        for r in failures.head(_FAILURE_ROWS).itertuples()
+    ]
+    if len(failures) > _FAILURE_ROWS:
+        rows.append(["", "", f"… and {len(failures) - _FAILURE_ROWS} more"])
+    return Section("Failures", ["conversation", "phase", "error"], rows)
+
+
+def _failures_from_error(error: Any) -> pd.DataFrame:
+    """The run row's ``error`` text (``omlab.bench.run.failures.RunFailures.error_text``) as rows:
+    each ``  <conversation> <phase>: <error>`` line after the counts."""
+    rows = []
+    for line in str(error).splitlines()[1:] if isinstance(error, str) else []:
+        head, _, detail = line.strip().partition(": ")
+        conversation, _, phase = head.partition(" ")
+        rows.append((conversation, phase, detail) if phase else ("", "", line.strip()))
+    return pd.DataFrame(rows, columns=["conversation_id", "phase", "error"])
 
 
 def _count(value: Any) -> str:
@@ -450,5 +512,6 @@ __all__ = [
     "render_html",
     "render_markdown",
     "report_sections",
+    "run_failure_rows",
     "write_report",
 ]

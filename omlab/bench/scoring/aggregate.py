@@ -155,7 +155,8 @@ def locomo_report(
     if "correct" in frame.columns and len(j_frame):
         j_frame = _with_correct(j_frame, (), on_missing)
     if "correct" in frame.columns and len(j_frame):
-        j_order = [c for c in order if c in J_CATEGORIES]
+        kept = set(j_frame["category"])  # a category whose every verdict is missing has no row here
+        j_order = [c for c in order if c in J_CATEGORIES and c in kept]
         j_table = _named(_accuracy_table(j_frame, "category", j_order, n_boot=n_boot, alpha=alpha, seed=seed))
         j = float(j_frame["correct"].mean())
         j_ci = wilson_ci(j_frame["correct"].astype(float).tolist(), alpha=alpha)

@@ -50,6 +50,10 @@ _MEASURE_SOURCES = {
 _TYPE_ORDER: tuple[str, ...] = (*LONGMEMEVAL_TYPES, *(CATEGORY_NAMES[c] for c in LOCOMO_CATEGORY_ORDER))
 
 
+class NoScoresError(ValueError):
+    """The frame has rows but no question in it has a score (e.g. every judge verdict is missing)."""
+
+
 @dataclass(frozen=True)
 class AccuracyTable:
     """The numbers behind the accuracy plot.
@@ -87,6 +91,7 @@ def accuracy_table(
     or 0-1 scores; missing scores are left out). Bootstrap settings apply to answers only.
 
     Raises:
+        NoScoresError: The frame has rows but no score (a ``ValueError``).
         ValueError: Neither shape, missing columns, several runs, or no usable rows.
     """
     if not has_rows(frame):
@@ -146,7 +151,7 @@ def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, see
     if scorer is None:
         scorer = scored_column(answers)
         if scorer is None:
-            raise ValueError(
+            raise NoScoresError(
                 f"{PLOT}: answers have no score in any of {list(SCORER_PREFERENCE)}; "
                 "pass scorer= to name the score column"
             )
@@ -154,7 +159,7 @@ def _from_answers(answers: pd.DataFrame, scorer: str | None, *, n_boot: int, see
     scores = numeric(answers[scorer])
     scored = answers.assign(_score=scores)[scores.notna()]
     if scored.empty:
-        raise ValueError(f"{PLOT}: no answer has a {scorer!r} score")
+        raise NoScoresError(f"{PLOT}: no answer has a {scorer!r} score")
     rows = []
     for group, values in scored.groupby(scored["question_type"].astype(str))["_score"]:
         rows.append(_ci_row(group, values, subset=False, n_boot=n_boot, seed=seed))
@@ -227,16 +232,23 @@ def plot_accuracy_by_type(
         ax: Draw here; a new figure is made when None.
 
     Returns:
-        The Axes; a "no data" note when the frame has no rows.
+        The Axes; a "no data" note when the frame has no rows or no question in it has a score
+        (a run whose judge never answered).
 
     Raises:
         ValueError: See :func:`accuracy_table`.
     """
     ax = axes_or_new(ax, FIGSIZE_BARS)
+    default_title = title or "Accuracy by question type"
     if not has_rows(frame):
-        return draw_no_data(ax, title=title or "Accuracy by question type", reason="no scored questions")
-    table = accuracy_table(frame, metric=metric, scorer=scorer, n_boot=n_boot, seed=seed)
+        return draw_no_data(ax, title=default_title, reason="no scored questions")
+    try:
+        table = accuracy_table(frame, metric=metric, scorer=scorer, n_boot=n_boot, seed=seed)
+    except NoScoresError:
+        return draw_no_data(ax, title=default_title, reason="no question has a score")
     groups = table.by_group
+    if not np.isfinite(groups["value"].to_numpy(dtype=float)).any():
+        return draw_no_data(ax, title=default_title, reason="no question has a score")
     rows = np.arange(len(groups))[::-1]
     values = groups["value"].to_numpy(dtype=float)
     lo = np.clip(values - groups["lo"].fillna(groups["value"]).to_numpy(dtype=float), 0, None)
@@ -285,7 +297,8 @@ def plot_accuracy_by_type(
             label=f"task-averaged (mean of types): {fmt.percent(table.task_averaged)}",
         )
     ax.set_yticks(rows, list(groups["group"]))
-    ax.set_xlim(0, max(1.0, float(np.nanmax(values + hi))) + 0.2)  # room for the labels
+    ends = (values + hi)[np.isfinite(values + hi)]
+    ax.set_xlim(0, max(1.0, float(ends.max())) + 0.2)  # room for the labels
     ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.xaxis.set_major_formatter(fmt.PERCENT_AXIS)
     legend_below(ax, ncol=1)

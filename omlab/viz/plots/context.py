@@ -310,7 +310,7 @@ def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered
     observations = numeric(frame["observation_tokens"])
     ax.plot(xs, pending, color=SERIES_COLORS["pending"], linewidth=1.6, label="raw messages not yet observed")
     ax.plot(xs, observations, color=SERIES_COLORS["observations"], linewidth=1.6, label="observation log")
-    top = np.nanmax([pending.max(), observations.max()])
+    top = _finite_max(pending.max(), observations.max())
     if show_buffered and "buffered_message_tokens" in frame.columns:
         buffered = numeric(frame["buffered_message_tokens"])
         if (buffered.fillna(0) > 0).any():
@@ -323,14 +323,20 @@ def _draw_series(ax: Axes, xs: np.ndarray, frame: pd.DataFrame, *, show_buffered
                 linewidth=0,
                 label="messages already in buffered chunks",
             )
-            top = np.nanmax([top, buffered.max()])
+            top = _finite_max(top, buffered.max())
     if show_context:
         if "context_tokens" not in frame.columns:
             raise ValueError(f"{PLOT}: show_context=True needs a context_tokens column")
         context = numeric(frame["context_tokens"])
         ax.plot(xs, context, color=SERIES_COLORS["context"], linewidth=1.0, label="actor's whole context")
-        top = np.nanmax([top, context.max()])
+        top = _finite_max(top, context.max())
     return float(top) if np.isfinite(top) else 0.0
+
+
+def _finite_max(*values: float) -> float:
+    """The largest finite value, NaN when there is none (a run whose steps carry no numbers)."""
+    finite = [float(v) for v in values if v is not None and np.isfinite(v)]
+    return max(finite) if finite else float("nan")
 
 
 def _draw_limit(ax: Axes, xs: np.ndarray, values: pd.Series, *, color: str, linestyle: str, label: str) -> float:
