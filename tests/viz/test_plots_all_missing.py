@@ -135,6 +135,30 @@ def _sweep() -> pd.DataFrame:
     )
 
 
+def _production_log() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "source": ["production", "omlab"],
+            "conversation_id": ["t1", "t1"],
+            "ts": [pd.NaT, pd.NaT],
+            "observation_tokens": [NA, NA],
+            "generation": [NA, NA],
+        }
+    )
+
+
+def _production_generations(generation: object = 0) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "source": ["production", "omlab"],
+            "conversation_id": ["t1", "t1"],
+            "generation": [generation, generation],
+            "started_at": [pd.NaT, pd.NaT],
+            "peak_tokens": [NA, NA],
+        }
+    )
+
+
 CASES: dict[str, list[Callable[[Callable[..., Axes]], Axes]]] = {
     "plot_accuracy_by_type": [
         lambda plot: plot(_accuracy_metrics()),
@@ -154,6 +178,15 @@ CASES: dict[str, list[Callable[[Callable[..., Axes]], Axes]]] = {
     "plot_loss_causes": [lambda plot: plot(_lineage_questions())],
     "plot_sweep_heatmap": [lambda plot: plot(_sweep())],
     "plot_tier_routing": [lambda plot: plot(_calls())],
+    "plot_log_over_time": [lambda plot: plot(_production_log())],
+    "plot_generation_tokens": [
+        lambda plot: plot(_production_generations()),
+        lambda plot: plot(_production_generations(NA)),
+    ],
+    "plot_reflections": [lambda plot: plot(_production_generations()), lambda plot: plot(_production_generations(NA))],
+    "plot_production_comparison": [
+        lambda plot: plot(_production_log(), _production_generations(NA))[0],
+    ],
 }
 
 

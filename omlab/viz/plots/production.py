@@ -37,6 +37,17 @@ def _one_thread(frame: pd.DataFrame, conversation_id: object) -> tuple[pd.DataFr
     return chosen, conversation_id
 
 
+def _known(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """The rows where every one of ``columns`` has a value (times parsed, numbers numeric)."""
+    known = frame.copy()
+    for column in columns:
+        if column in ("ts", "started_at"):
+            known[column] = utc_times(known[column])
+        else:
+            known[column] = pd.to_numeric(known[column], errors="coerce")
+    return known.dropna(subset=list(columns))
+
+
 def _time_axis(ax: Axes) -> None:
     locator = mdates.AutoDateLocator(maxticks=6)
     ax.xaxis.set_major_locator(locator)
@@ -52,8 +63,11 @@ def plot_log_over_time(log: pd.DataFrame, ax: Axes | None = None, *, conversatio
         return draw_no_data(ax, title=title, reason="no log rows")
     require_columns(log, LOG_COLUMNS, frame_name="log", plot=PLOT)
     thread, conversation_id = _one_thread(log, conversation_id)
+    thread = _known(thread, "ts", "observation_tokens")
+    if thread.empty:
+        return draw_no_data(ax, title=title, reason="no log size recorded")
     for source, group in thread.groupby("source", sort=False):
-        group = group.assign(ts=utc_times(group["ts"])).sort_values("ts", kind="stable")
+        group = group.sort_values("ts", kind="stable")
         ax.step(
             group["ts"],
             group["observation_tokens"],
@@ -79,6 +93,9 @@ def plot_generation_tokens(
         return draw_no_data(ax, title=title, reason="no generations")
     require_columns(generations, GENERATION_COLUMNS, frame_name="generations", plot=PLOT)
     thread, conversation_id = _one_thread(generations, conversation_id)
+    thread = _known(thread, "generation", "peak_tokens")
+    if thread.empty:
+        return draw_no_data(ax, title=title, reason="no generation has its tokens")
     sources = [s for s in ("production", "omlab") if s in set(thread["source"])]
     count = int(thread["generation"].max()) + 1
     width = 0.8 / max(len(sources), 1)
@@ -106,8 +123,11 @@ def plot_reflections(generations: pd.DataFrame, ax: Axes | None = None, *, conve
         return draw_no_data(ax, title=title, reason="no generations")
     require_columns(generations, GENERATION_COLUMNS, frame_name="generations", plot=PLOT)
     thread, conversation_id = _one_thread(generations, conversation_id)
+    thread = _known(thread, "generation", "started_at")
+    if thread.empty:
+        return draw_no_data(ax, title=title, reason="no generation has its start time")
     for source, group in thread.groupby("source", sort=False):
-        group = group.assign(started_at=utc_times(group["started_at"])).sort_values("generation")
+        group = group.sort_values("generation")
         total = int(group["generation"].max())
         ax.step(
             group["started_at"],
