@@ -143,3 +143,16 @@ def test_a_profile_sizes_the_engine_model_and_times_the_role(tmp_path):
         "output_s": 0.01,
         "sigma": 0.2,
     }
+
+
+def test_a_profiled_model_is_priced_as_the_real_one_when_that_has_a_price(tmp_path):
+    fits = [
+        {**GOOD_FIT, "model": "openai/gpt-4o-mini"},
+        {**GOOD_FIT, "role": "reflector", "model": "mastra:prod.db"},
+    ]
+    _profile(tmp_path, {"format": "omlab-model-profile", "version": 1, "fits": fits})
+    extra = '[models.profiles]\nobserver = "profile.json"\nreflector = "profile.json"\n'
+    suite = load_suite(_suite(tmp_path, extra))
+    assert suite.prices == {"omlab/observer": "openai/gpt-4o-mini"}  # the label has no price: left as is
+    priced = load_suite(_suite(tmp_path, '[models.prices]\n"omlab/observer" = "openai/gpt-4o"\n' + extra))
+    assert priced.prices == {"omlab/observer": "openai/gpt-4o"}

@@ -6,7 +6,9 @@
     observer = "profiles/20260101T120000-abc123.json"   # a file written by omlab calibrate
     reflector = "profiles/run.json#openai/gpt-4o-mini"  # '#MODEL' when the file has several
 
-Paths are relative to the suite file; a bare name is a profile shipped with omlab. For each role:
+Paths are relative to the suite file; a bare name is a profile shipped with omlab. A profiled
+``omlab/<role>`` not priced in ``[models.prices]`` is priced as the fit's model when that one has a
+price. For each role:
 the role's model must be the offline ``omlab/<role>`` (the profile stands in for the real model);
 its output is sized by the fit's compression curve (``modelSettings.profile`` of the engine's model
 spec, so it is part of the engine's config hash) and, when the fit has a latency, the role's
@@ -72,6 +74,25 @@ def latency_with_profiles(latency: dict[str, Any], fits: Mapping[str, RoleFit], 
     return merged
 
 
+def prices_with_profiles(prices: Mapping[str, Any], fits: Mapping[str, RoleFit]) -> dict[str, Any]:
+    """``[models.prices]`` with each profiled ``omlab/<role>`` priced as its fit's model when the
+    suite does not price it and that model has a price (litellm's map or ``[models.prices]``)."""
+    from omlab.llm.pricing import price_call
+
+    priced = dict(prices)
+    for role, fit in fits.items():
+        offline = f"omlab/{role}"
+        if offline in priced or fit.model == offline:
+            continue
+        try:
+            known = price_call(fit.model, 1_000_000, 1_000_000, overrides=priced) is not None
+        except ValueError:  # a price cycle or a bad override: [models.prices] reports its own errors
+            known = False
+        if known:
+            priced[offline] = fit.model
+    return priced
+
+
 def profiled_engine(engine: dict[str, Any], fits: Mapping[str, RoleFit], source: str) -> None:
     """Give the engine's observer/reflector model spec its profile (in place)."""
     for role, fit in fits.items():
@@ -86,4 +107,4 @@ def profiled_engine(engine: dict[str, Any], fits: Mapping[str, RoleFit], source:
         section["model"] = {"model": f"omlab/{role}", "modelSettings": {"profile": fit.compression.to_dict()}}
 
 
-__all__ = ["PROFILE_ROLES", "latency_with_profiles", "parse_profiles", "profiled_engine"]
+__all__ = ["PROFILE_ROLES", "latency_with_profiles", "parse_profiles", "prices_with_profiles", "profiled_engine"]

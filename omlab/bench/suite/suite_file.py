@@ -106,7 +106,12 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.calibration.profile import RoleFit
-from omlab.bench.suite.profiles import latency_with_profiles, parse_profiles, profiled_engine
+from omlab.bench.suite.profiles import (
+    latency_with_profiles,
+    parse_profiles,
+    prices_with_profiles,
+    profiled_engine,
+)
 from omlab.bench.suite.retry import RetrySpec, parse_retry
 from omlab.bench.suite.tables import (
     CACHE_MODES,
@@ -289,7 +294,7 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
         engine=copy.deepcopy(dict(table(data, "engine", source))),
         grid=parse_grid(table(data, "grid", source), source),
         models=dict(models_table),
-        prices=dict(prices),
+        prices=prices_with_profiles(prices, profiles),
         latency=latency_with_profiles(parse_latency(table(data, "latency", source), source), profiles, source),
         profiles=profiles,
         replay=parse_replay(table(data, "replay", source), source),
