@@ -62,7 +62,8 @@ def observation_system_messages(
 
 
 def message_to_chat(message: Message) -> ChatMessage | None:
-    """A stored message as an OpenAI-style chat message (``None`` if nothing is visible).
+    """A stored message as an OpenAI-style chat message (``None`` if nothing is visible), with the
+    speaker's ``name`` when the message has one.
 
     Tool activity is rendered inline as text so any chat model can read it."""
     pieces: list[str] = []
@@ -89,7 +90,10 @@ def message_to_chat(message: Message) -> ChatMessage | None:
     if not pieces:
         return None
     role = message.role if message.role in ("user", "assistant", "system") else "assistant"
-    return {"role": role, "content": "\n".join(pieces)}
+    chat: ChatMessage = {"role": role, "content": "\n".join(pieces)}
+    if message.name and role != "system":
+        chat["name"] = message.name
+    return chat
 
 
 def build_actor_context(

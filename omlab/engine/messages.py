@@ -71,7 +71,11 @@ class Part:
 
 @dataclass(slots=True, eq=False)
 class Message:
-    """A conversation message: an id, a role, parts and a creation time."""
+    """A conversation message: an id, a role, parts and a creation time.
+
+    ``name`` is the speaker's name when the conversation has named speakers (a LoCoMo replay
+    under the official protocol): the Observer's history labels the message with it instead of
+    its role, and the actor's context carries it as the chat message's ``name``."""
 
     id: str
     role: Role
@@ -81,6 +85,7 @@ class Message:
     resource_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     token_cache: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    name: str | None = None
 
     def __post_init__(self) -> None:
         self.created_at = utc(self.created_at)
@@ -95,6 +100,7 @@ class Message:
         id: str | None = None,
         thread_id: str | None = None,
         resource_id: str | None = None,
+        name: str | None = None,
     ) -> Message:
         """A message with a single text part."""
         return cls(
@@ -104,6 +110,7 @@ class Message:
             created_at=created_at,
             thread_id=thread_id,
             resource_id=resource_id,
+            name=name,
         )
 
     @property

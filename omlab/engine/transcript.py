@@ -9,7 +9,8 @@ Format (one line per part; continuation lines of a multi-line text follow as the
     Tool Result web_search (2:31 PM): […]
     Image (2:32 PM): [Image #1: screenshot.png]
 
-A date header is written whenever the local date changes; the time is shown only when it differs
+A message with a speaker's ``name`` (LoCoMo under the official protocol) is labelled with it
+(``Caroline (2:30 PM): …``) instead of ``User``/``Assistant``. A date header is written whenever the local date changes; the time is shown only when it differs
 from the previous line's, except on tool lines, which always show it. Tool calls are written once
 per ``tool_call_id`` (a result carries its call). Tool results are cut to ``TOOL_RESULT_TOKEN_CAP``
 estimated tokens for the Observer only; thresholds always count the full result.
@@ -70,7 +71,7 @@ def format_history(
     counter = attachment_counter if attachment_counter is not None else [0, 0]
 
     for message in messages:
-        role_label = _ROLE_LABELS.get(message.role, message.role.capitalize())
+        role_label = message.name or _ROLE_LABELS.get(message.role, message.role.capitalize())
         for part in message.parts:
             if part.is_data:
                 continue

@@ -210,7 +210,9 @@ def part_from_dict(data: dict[str, Any]) -> Part:
 
 # --------------------------------------------------------------------------- Message
 
-_MESSAGE_KEYS = frozenset(("id", "role", "parts", "created_at", "thread_id", "resource_id", "metadata", "token_cache"))
+_MESSAGE_KEYS = frozenset(
+    ("id", "role", "parts", "created_at", "thread_id", "resource_id", "metadata", "token_cache", "name")
+)
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -223,6 +225,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         "resource_id": message.resource_id,
         "parts": [part_to_dict(part) for part in message.parts],
     }
+    if message.name is not None:
+        out["name"] = message.name
     if message.metadata:
         out["metadata"] = encode_value(message.metadata, f"Message {message.id!r} metadata")
     if message.token_cache:
@@ -243,6 +247,7 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         resource_id=data.get("resource_id"),
         metadata=decode_value(data.get("metadata", {})),
         token_cache=decode_value(data.get("token_cache", {})),
+        name=data.get("name"),
     )
 
 

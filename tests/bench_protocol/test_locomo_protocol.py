@@ -36,6 +36,8 @@ STAND-IN two-option prompt.
 Question: {} Short answer:
 """
 
+CONV_START_PROMPT = "STAND-IN conversation of {} and {}.\\n\\n"
+
 
 def get_gpt_answers(in_data, out_data, prediction_key, args):
     questions = []
@@ -85,11 +87,12 @@ def test_the_official_wording_is_read_from_the_users_file(tmp_path):
     assert protocol.temporal_hint == " STAND-IN date hint."
     assert protocol.two_options == " STAND-IN pick one: (a) {} (b) {}. "
     assert protocol.not_mentioned == "Not mentioned in the conversation"
-    assert protocol.answer_prompt == "STAND-IN short answer prompt.\n\nQuestion: {} Short answer:"
+    assert protocol.answer_prompt == "\nSTAND-IN short answer prompt.\n\nQuestion: {} Short answer:\n"  # as written
+    assert protocol.start("Iris", "Tomas") == "STAND-IN conversation of Iris and Tomas.\n\n"
     assert protocol.source.endswith("gpt_utils.py")
     temporal = Question("c:q2", "temporal", "When did she bake?", "May", category=2)
     assert protocol.ask(temporal) == (
-        "STAND-IN short answer prompt.\n\nQuestion: When did she bake? STAND-IN date hint. Short answer:",
+        "\nSTAND-IN short answer prompt.\n\nQuestion: When did she bake? STAND-IN date hint. Short answer:\n",
         None,
     )
 
@@ -162,9 +165,10 @@ workers = 1
 
 def test_an_official_run_asks_as_the_official_pipeline(official_run):
     results, run_id, seen = official_run
-    assert any("When" in text and text.endswith("STAND-IN date hint. Short answer:") for text in seen)
+    assert all(text.startswith("STAND-IN conversation of Iris and Tomas.\n\n") for text in seen)
+    assert any("When" in text and text.endswith("STAND-IN date hint. Short answer:\n") for text in seen)
     (two_option,) = [text for text in seen if "(a)" in text]
-    assert two_option.startswith("STAND-IN two-option prompt.") and "Porto" in two_option
+    assert "\n\n\nSTAND-IN two-option prompt." in two_option and "Porto" in two_option
     answers = answers_df(results, run_id).set_index("category")
     chosen = answers.loc[5, "hypothesis"]  # the recorder said "(b)": mapped back to option (b)
     assert chosen == two_option.split("(b) ")[1].rsplit(".", 1)[0]

@@ -483,6 +483,12 @@ def _protocol_label(header: pd.Series, config: dict[str, Any]) -> str:
     else:
         label = str(scoring.get("protocol", "omlab"))
     if str(header.get("dataset") or "") == "locomo":
+        named = config.get("replay", {}).get("speaker_names")
+        label += (
+            "; speakers by name (messages, Observer history, actor context)"
+            if named
+            else "; speakers as user and assistant"
+        )
         aggregation = scoring.get("f1_aggregation", "mean")
         how = "per-question F1 rounded to 3 decimals, then averaged" if aggregation == "official" else "mean F1"
         label += f"; F1 aggregation: {aggregation} ({how})"

@@ -1,10 +1,11 @@
 """Answering a conversation's questions from its prepared memory (the ``answer`` phase's work).
 
 Per question: the engine's ``build_context(thread, current_date=question date)``, then one user
-message in LongMemEval's question format ``Current Date: {date}\\nQuestion: {question}`` (LoCoMo
-with ``[scoring] protocol = "official"``: the official QA prompt, ``omlab.bench.scoring.locomo_protocol``), sent to
-the actor at temperature 0 with at most :data:`ANSWER_MAX_TOKENS` output tokens (the official
-reader's budget). A question without its own date is asked at the time of the conversation's last
+message in LongMemEval's question format ``Current Date: {date}\\nQuestion: {question}``; LoCoMo
+with ``[scoring] protocol = "official"`` sends instead one user message holding the context as
+text and the official QA prompt, as the official code builds its query
+(``omlab.bench.scoring.locomo_protocol``). It goes to the actor at temperature 0 with at most
+:data:`ANSWER_MAX_TOKENS` output tokens (the official reader's budget). A question without its own date is asked at the time of the conversation's last
 turn. The context is also scored model-free (``omlab.bench.scoring.retention``):
 
 * ``retention``: is the gold answer still in the context (not for abstention, preference or
@@ -30,6 +31,7 @@ from omlab.bench.run.replay import conversation_messages
 from omlab.bench.run.tool_loop import complete_with_tool
 from omlab.bench.run.unusable_replies import reply_problem
 from omlab.bench.scoring import answer_retained, evidence_retained
+from omlab.bench.scoring.locomo_protocol import context_text, locomo_protocol
 from omlab.bench.suite.run_settings import RunSettings
 from omlab.engine.clock import VirtualClock
 from omlab.engine.scheduler import VirtualScheduler
@@ -105,8 +107,6 @@ class Answerer:
         self.model_label = model_label(settings.models["actor"])
         self.protocol = None
         if settings.uses_locomo_protocol():
-            from omlab.bench.scoring.locomo_protocol import locomo_protocol
-
             self.protocol = locomo_protocol(settings.official_files_path)
 
     async def answer(self, question: Question) -> AnsweredQuestion:
@@ -122,10 +122,7 @@ class Answerer:
                 context = await self.memory.build_context(
                     self.prepared.thread_id, current_date=when, resource_id=self.prepared.resource_id
                 )
-                text, options = (
-                    self.protocol.ask(question) if self.protocol else (question_prompt(question, when), None)
-                )
-                prompt = [*context, {"role": "user", "content": text}]
+                prompt, options = self._prompt(context, question, when)
                 row["context_tokens"] = sum(self.memory.counter.count_string(content_of(m)) for m in prompt)
                 request = ModelRequest(
                     model=self.settings.models["actor"],
@@ -145,6 +142,17 @@ class Answerer:
             except Exception as error:  # noqa: BLE001 - the question is recorded as failed, never dropped
                 row["error"] = describe_error(error)
         return AnsweredQuestion(question, row, scores, self._calls[before:])
+
+    def _prompt(
+        self, context: list[dict[str, Any]], question: Question, when: datetime
+    ) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+        """The actor's messages and (LoCoMo category 5 under the official protocol) the options."""
+        if self.protocol is None:
+            return [*context, {"role": "user", "content": question_prompt(question, when)}], None
+        names = self.conversation.metadata
+        opening = self.protocol.start(str(names.get("speaker_a", "")), str(names.get("speaker_b", "")))
+        text, options = self.protocol.query(opening + context_text(context), question)
+        return [{"role": "user", "content": text}], options
 
     async def _usable_reply(self, request: ModelRequest, tool: Any) -> Any:
         """The actor's reply; an empty or degenerate one is asked again once, then an error."""

@@ -223,6 +223,7 @@ async def _replay(conversation: Conversation, settings: RunSettings, limits: Any
         timezone=replay.timezone,
         scope=replay.scope,
         debug_payloads=replay.debug_payloads,
+        speaker_names=settings.speaker_names(),
     )
     return await PreparedMemory.from_replay(result)
 

@@ -61,21 +61,26 @@ class ReplayError(RuntimeError):
     """A conversation that cannot be replayed as configured."""
 
 
-def conversation_messages(conversation: Conversation, thread_id: str | None = None) -> list[Message]:
+def conversation_messages(
+    conversation: Conversation, thread_id: str | None = None, *, speaker_names: bool = False
+) -> list[Message]:
     """The conversation's turns as engine messages with anonymised ids, in session order (a turn
-    with stored parts, from a Mastra import, keeps them all but production's OM markers)."""
+    with stored parts, from a Mastra import, keeps them all but production's OM markers).
+    ``speaker_names``: each message carries its turn's speaker as its ``name`` (LoCoMo's official
+    protocol: the Observer and the actor read "Caroline", not "User")."""
     thread = thread_id or thread_key(conversation.id)
     return [
-        _message(turn, message_id(thread, index), thread)
+        _message(turn, message_id(thread, index), thread, turn.speaker if speaker_names else None)
         for index, turn in enumerate(conversation.iter_turns(), start=1)
     ]
 
 
-def _message(turn: Turn, id_: str, thread: str) -> Message:
+def _message(turn: Turn, id_: str, thread: str, name: str | None) -> Message:
     if turn.parts is None:
-        return Message.of(turn.role, turn.content, turn.created_at, id=id_, thread_id=thread)
+        return Message.of(turn.role, turn.content, turn.created_at, id=id_, thread_id=thread, name=name)
     # fresh engine parts every replay: the engine caches token counts on them
-    return Message(id=id_, role=turn.role, parts=replay_parts(turn.parts), created_at=turn.created_at, thread_id=thread)
+    parts = replay_parts(turn.parts)
+    return Message(id=id_, role=turn.role, parts=parts, created_at=turn.created_at, thread_id=thread, name=name)
 
 
 def session_thread_ids(conversation: Conversation, resource_id: str) -> list[str]:
@@ -263,6 +268,7 @@ async def replay_conversation(
     scope: str = "thread",
     debug_payloads: str = "full",
     on_step: Callable[[int, int], None] | None = None,
+    speaker_names: bool = False,
 ) -> ReplayResult:
     """Feed ``conversation`` to a fresh engine in virtual time and record every row.
 
@@ -276,6 +282,7 @@ async def replay_conversation(
         scope: ``thread`` (one thread per conversation) or ``resource`` (a thread per session).
         debug_payloads: ``full`` or ``compact`` (drop transcripts repeated in debug events).
         on_step: Called with ``(steps done, steps total)`` after each step.
+        speaker_names: Messages carry their speakers' names (see :func:`conversation_messages`).
 
     Raises:
         ReplayError: an unknown ``scope``, or the conversation has no turns.
@@ -284,7 +291,7 @@ async def replay_conversation(
     if scope not in ("thread", "resource"):
         raise ReplayError(f"scope must be 'thread' or 'resource', got {scope!r}")
     thread_id = thread_key(conversation.id)
-    messages = conversation_messages(conversation, thread_id)
+    messages = conversation_messages(conversation, thread_id, speaker_names=speaker_names)
     resource_id = None
     if scope == "resource":
         # the published LongMemEval setup: one thread per session, one resource per conversation;

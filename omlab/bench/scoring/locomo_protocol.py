@@ -12,7 +12,15 @@ does (benchmarks.md §2.5):
   orders the options at random, omlab orders them by a hash of the question id (half each way,
   reproducible);
 * image turns read ``<text> and shared <caption>.`` as in the official transcript (the loader's
-  ``caption_style="official"``).
+  ``caption_style="official"``);
+* the speakers keep their names: replayed messages carry them (``Message.name``), so the
+  Observer's history reads ``Caroline (1:56 PM): …`` and the context names who said what;
+* the actor gets one user message, built as the official ``get_gpt_answers`` builds its query:
+  the context, ``"\n\n"``, and ``QA_PROMPT`` (``QA_PROMPT_CAT_5``) formatted with the question,
+  byte for byte (:meth:`LocomoQAProtocol.query`). The context is the official opening
+  (``CONV_START_PROMPT`` with the two names, speaker_a first; the official code takes them in a
+  set's order) followed by omlab's memory as text (:func:`context_text`) where the official
+  pipeline puts the whole transcript.
 
 The official wording is read from the user's copy of LoCoMo's ``task_eval/gpt_utils.py``
 (``[scoring] official_files``: the file, or the LoCoMo checkout that holds it); it is never
@@ -28,10 +36,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from omlab.bench.datasets.locomo import ADVERSARIAL_GOLD
 from omlab.bench.datasets.schema import Question
@@ -55,6 +64,7 @@ class LocomoQAProtocol:
         adversarial_prompt: The same for category 5 questions.
         temporal_hint: Appended to category 2 questions.
         two_options: Appended to category 5 questions, with two ``{}`` for options (a) and (b).
+        conversation_start: Opens the context, with two ``{}`` for the speakers' names.
         not_mentioned: The "not mentioned" option's text.
         source: ``"omlab"`` for omlab's own wording, else the file it was read from.
         sha256: Digest of the wording (goes into the run's config hash).
@@ -64,17 +74,36 @@ class LocomoQAProtocol:
     adversarial_prompt: str
     temporal_hint: str
     two_options: str
+    conversation_start: str
     not_mentioned: str = ADVERSARIAL_GOLD
     source: str = "omlab"
 
     @property
     def sha256(self) -> str:
-        parts = (self.answer_prompt, self.adversarial_prompt, self.temporal_hint, self.two_options, self.not_mentioned)
+        parts = (
+            self.answer_prompt,
+            self.adversarial_prompt,
+            self.temporal_hint,
+            self.two_options,
+            self.not_mentioned,
+            self.conversation_start,
+        )
         return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
+    def start(self, speaker_a: str, speaker_b: str) -> str:
+        """The opening of the context: the conversation start with the two names."""
+        return self.conversation_start.format(speaker_a, speaker_b)
+
+    def query(self, context: str, question: Question) -> tuple[str, dict[str, str] | None]:
+        """The whole message the actor gets, as the official code joins it: ``context + "\n\n" +``
+        the formatted prompt (:meth:`ask`); and the category 5 options."""
+        prompt, options = self.ask(question)
+        return context + "\n\n" + prompt, options
+
     def ask(self, question: Question) -> tuple[str, dict[str, str] | None]:
-        """The user message for ``question`` and, for category 5, the options ``{"a": .., "b": ..}``
-        a reply is mapped back with (:meth:`answer_of`)."""
+        """The prompt for ``question`` (the official prompt, its newlines kept, formatted with the
+        question) and, for category 5, the options ``{"a": .., "b": ..}`` a reply is mapped back
+        with (:meth:`answer_of`)."""
         if question.category == TEMPORAL_CATEGORY:
             return self.answer_prompt.format(question.question + self.temporal_hint), None
         if question.category == ADVERSARIAL_CATEGORY:
@@ -109,12 +138,16 @@ class LocomoQAProtocol:
 
 OMLAB_WORDING = LocomoQAProtocol(
     answer_prompt=(
-        "Using the conversation above, answer the question below with a short phrase, in the "
-        "conversation's own words where you can.\n\nQuestion: {} Short answer:"
+        "\nUsing the conversation above, answer the question below with a short phrase, in the "
+        "conversation's own words where you can.\n\nQuestion: {} Short answer:\n"
     ),
-    adversarial_prompt="Using the conversation above, answer the question below.\n\nQuestion: {} Short answer:",
+    adversarial_prompt="\nUsing the conversation above, answer the question below.\n\nQuestion: {} Short answer:\n",
     temporal_hint=" Give an approximate date, worked out from the dates of the conversation.",
     two_options=" Choose one answer: (a) {} (b) {}. ",
+    conversation_start=(
+        "What follows is a memory of a conversation between two people, {} and {}, held over "
+        "several days; what was said is dated.\n\n"
+    ),
 )
 """omlab's own words for the same protocol (used when no official file is given)."""
 
@@ -141,7 +174,7 @@ def _load(path: str) -> LocomoQAProtocol:
     except (OSError, SyntaxError, UnicodeDecodeError) as error:
         raise ProtocolFileError(f"{file}: cannot read LoCoMo's gpt_utils.py: {error}") from None
     constants = _module_strings(tree)
-    missing = [name for name in ("QA_PROMPT", "QA_PROMPT_CAT_5") if name not in constants]
+    missing = [name for name in ("QA_PROMPT", "QA_PROMPT_CAT_5", "CONV_START_PROMPT") if name not in constants]
     hint = _appended_string(tree, TEMPORAL_CATEGORY)
     options = _appended_string(tree, ADVERSARIAL_CATEGORY, containing="{}")
     not_mentioned = _first_format_argument(tree, ADVERSARIAL_CATEGORY)
@@ -159,10 +192,11 @@ def _load(path: str) -> LocomoQAProtocol:
             f"{file}: not LoCoMo's task_eval/gpt_utils.py as expected: cannot find {', '.join(missing)}"
         )
     return LocomoQAProtocol(
-        answer_prompt=constants["QA_PROMPT"].strip("\n"),
-        adversarial_prompt=constants["QA_PROMPT_CAT_5"].strip("\n"),
+        answer_prompt=constants["QA_PROMPT"],
+        adversarial_prompt=constants["QA_PROMPT_CAT_5"],
         temporal_hint=hint,
         two_options=options,
+        conversation_start=constants["CONV_START_PROMPT"],
         not_mentioned=not_mentioned,
         source=str(file),
     )
@@ -239,6 +273,26 @@ def _is_question(node: ast.AST) -> bool:
     return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "question"
 
 
+def context_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """The actor's context (``build_context``'s chat messages) as one text: the memory's system
+    messages as they are, a raw message as the official transcript writes a turn
+    (``Caroline said, "…"``; its role when it has no name), separated by blank lines."""
+    blocks = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+        text = str(content or "").strip()
+        if not text:
+            continue
+        if message.get("role") == "system":
+            blocks.append(text)
+        else:
+            speaker = message.get("name") or str(message.get("role", "")).capitalize()
+            blocks.append(f'{speaker} said, "{text}"')
+    return "\n\n".join(blocks)
+
+
 def aggregate_f1_values(values: Iterable[float], aggregation: str) -> list[float]:
     """Per-question F1 as the aggregation averages them: rounded to 3 decimals (``official``, as
     the official ``evaluate_qa.py`` stores them) or as computed (``mean``)."""
@@ -255,6 +309,7 @@ __all__ = [
     "LocomoQAProtocol",
     "ProtocolFileError",
     "aggregate_f1_values",
+    "context_text",
     "locomo_protocol",
     "official_file",
 ]

@@ -140,6 +140,7 @@ class RunSettings:
             "debug_payloads": self.replay.debug_payloads,
             "latency": self.latency,
             "prices": self.prices,
+            **({"speaker_names": True} if self.speaker_names() else {}),
         }
 
     def prepare_key(self, conversation: Conversation) -> str:
@@ -171,7 +172,7 @@ class RunSettings:
             "models": self.models,
             "prices": self.prices,
             "latency": self.latency,
-            "replay": asdict(self.replay),
+            "replay": {**asdict(self.replay), "speaker_names": self.speaker_names()},
             "scoring": {**asdict(self.scoring), **self.protocol_description()},
             "phases": list(self.phases),
             "grid_point": self.grid_point,
@@ -205,6 +206,12 @@ class RunSettings:
     def uses_locomo_protocol(self) -> bool:
         """Whether answers follow LoCoMo's official QA protocol (``omlab.bench.scoring.locomo_protocol``)."""
         return self.dataset_kind == "locomo" and self.scoring.protocol == "official"
+
+    def speaker_names(self) -> bool:
+        """Whether replayed messages carry their speakers' names (LoCoMo's official protocol:
+        the Observer's history, the actor's context and the answer prompt name the two people, as
+        the official transcript does)."""
+        return self.uses_locomo_protocol()
 
     def protocol_description(self) -> dict[str, Any]:
         """Which QA protocol, wording and F1 aggregation the run uses (recorded in ``config_json``)."""
