@@ -1,8 +1,13 @@
 """Detect degenerate (looping) model output before it is committed as memory.
 
-Observer and Reflector models sometimes fall into a repetition loop and emit the same line or
-block until they run out of output tokens. Such output must never become memory. The check
-below fires on three independent signals, and only for outputs of at least 2,000 characters:
+Observer, Reflector, actor and judge models sometimes fall into a repetition loop and emit the
+same line, block or phrase until they run out of output tokens. Such output must never become
+memory, an answer or a verdict. The check below fires on four independent signals, and only for
+outputs of at least 2,000 characters:
+
+(p) a periodic stretch: at least 2,000 characters that repeat one unit (any period up to 10,000
+    characters, any line structure: a line, a block of lines, a phrase inside one long line) at
+    least three times back to back (:func:`omlab.engine.periodicity.find_loop`; no sampling);
 
 (a) repeated 200-character windows, sampled at ~50 evenly spaced, deterministic positions over
     the substantial lines (more than 40 % of the samples are repeats);
@@ -10,14 +15,17 @@ below fires on three independent signals, and only for outputs of at least 2,000
 (c) short lines repeated inside one contiguous run of short lines whose repeated occurrences add
     up to more than one maximum-size observation line (10,000 characters).
 
-Before any of them, a run of back-to-back identical lines is collapsed to one line when that run
-is the line's only occurrence and is no bigger than one maximum-size observation line: a
-faithful summary of a repetitive tool loop ("30 x build -> ok") has exactly that shape.
+Before (a)-(c), a run of back-to-back identical lines is collapsed to one line when that run is
+the line's only occurrence and is no bigger than one maximum-size observation line, as the
+reference does; (p) sees the text as it is, so such a run is a loop once it reaches 2,000
+characters (a faithful "30 x build -> ok" of about 1,000 characters is not).
 """
 
 from __future__ import annotations
 
 import re
+
+from omlab.engine.periodicity import find_loop
 
 MIN_DEGENERATE_CHECK_CHARS = 2_000
 """Outputs shorter than this are never judged degenerate."""
@@ -48,11 +56,13 @@ def is_degenerate(text: str) -> bool:
             first, so single giant lines are already bounded).
 
     Returns:
-        True if any of the three strategies described in the module docstring fires. Texts shorter
+        True if any of the four strategies described in the module docstring fires. Texts shorter
         than 2,000 characters always return False.
     """
     if len(text) < MIN_DEGENERATE_CHECK_CHARS:
         return False
+    if find_loop(text) is not None:
+        return True
     lines = _collapse_bounded_line_runs(text.split("\n"))
     return _windows_repeat(lines) or _substantial_lines_repeat(lines) or _short_lines_loop(lines)
 

@@ -11,6 +11,7 @@ from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, ids_at_cursor, safe_prefix
 from omlab.engine.observation_text import append_with_boundary
+from omlab.engine.reference_mode import skips_degenerate_cycle
 from omlab.engine.scheduler import CallCost
 
 if TYPE_CHECKING:
@@ -98,6 +99,9 @@ async def observe_sync(om: CycleContext, live: LiveMemory, trigger: str, result:
         result.errors.append(str(exc))
         if om.config.observation.failure_policy == "continue":
             log.warning("observation failed and failure_policy is 'continue': %s", exc)
+            return
+        if skips_degenerate_cycle(om.config.compat, exc):
+            log.warning("degenerate observation cycle skipped (compat='reference'): %s", exc)
             return
         raise
     result.blocked_observation_s += await om.scheduler.block(observer_cost(observed))

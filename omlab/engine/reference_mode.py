@@ -57,7 +57,10 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   ``addRelativeTimeToObservations`` does (``omlab.engine.reference_relative_time``; omlab: its
   wider reading of ranges, periods, ISO dates and dates inside lines);
 * temporal markers: the reference's relative-span wording and timestamp
-  (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``).
+  (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``);
+* a degenerate synchronous cycle: when the Observer loops twice, the cycle is skipped quietly
+  (nothing committed, its messages stay unobserved, the failed part is still emitted) whatever
+  ``failurePolicy`` says (omlab: under the default ``"abort"`` the error propagates, as documented).
 """
 
 from __future__ import annotations
@@ -68,11 +71,18 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from omlab.engine.errors import DegenerateObserverOutputError
 from omlab.engine.observation_text import format_boundary
 from omlab.engine.thresholds import js_round
 
 CURSOR_OFFSET = timedelta(milliseconds=1)
 """The reference moves a buffered chunk's cursor 1 ms past its newest message (D4)."""
+
+
+def skips_degenerate_cycle(compat: str, error: BaseException) -> bool:
+    """Whether a failed synchronous observation cycle is skipped quietly because the reference
+    skips a degenerate one (``compat="reference"``) instead of raising it."""
+    return compat == "reference" and isinstance(error, DegenerateObserverOutputError)
 
 
 def selection_pending(record: Any, chunk_tokens: list[int]) -> int:

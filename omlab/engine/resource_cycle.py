@@ -25,6 +25,7 @@ from omlab.engine.hooks import call_hook
 from omlab.engine.live import LiveMemory, safe_prefix
 from omlab.engine.messages import Message
 from omlab.engine.observation_cycle import duration_ms, observer_cost
+from omlab.engine.reference_mode import skips_degenerate_cycle
 from omlab.engine.thread_sections import merge_thread_section, obscure_thread_id, wrap_thread_section
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ async def observe_resource(
         )
         await call_hook(om.config.hooks, "on_observation_end", {**hook_base, "usage": None, "error": exc})
         result.errors.append(str(exc))
-        if om.config.observation.failure_policy == "continue":
+        if om.config.observation.failure_policy == "continue" or skips_degenerate_cycle(om.config.compat, exc):
             return
         raise
     # batches ran in parallel: the actor waited for the slowest one

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omlab.engine.degenerate import is_degenerate
+from omlab.engine.observation_text import parse_observer_output
 
 
 def _varied_observations(count: int) -> str:
@@ -64,12 +65,37 @@ def test_single_run_of_short_line_over_bound_fires() -> None:
     assert is_degenerate(text)
 
 
-def test_bounded_run_of_identical_lines_is_collapsed_not_degenerate() -> None:
-    # A faithful summary of a repetitive tool loop: one run, under 10k chars in total.
+def test_short_run_of_identical_lines_is_not_degenerate() -> None:
+    # A faithful transcript of a repetitive tool loop: one run of about 1,000 characters.
     tool_line = "  * -> pnpm --filter web build: ok"
-    text = _varied_observations(20) + "\n" + "\n".join([tool_line] * 150)
-    assert len(tool_line) * 150 < 10_000
+    text = _varied_observations(20) + "\n" + "\n".join([tool_line] * 30)
+    assert len(tool_line) * 30 < 2_000
     assert not is_degenerate(text)
+
+
+def test_one_bulleted_line_repeated_120_times_fires() -> None:
+    # The collapse of back-to-back identical lines (bounded by 10k characters) used to hide it.
+    line = "- The user said the very same thing again, and again, and again."
+    text = "<observations>\nDate: Jan 1, 2026\n" + "\n".join([line] * 120) + "\n</observations>"
+    assert len(text) < 10_000
+    assert is_degenerate(text)
+
+
+def test_one_line_loop_with_a_59_character_period_fires() -> None:
+    # 7,080 characters on one line: under the length limit, and window sampling missed it.
+    unit = "and then the user said the trip to Lisbon was in May 2023, "
+    assert len(unit) == 59
+    text = unit * 120
+    assert "\n" not in text and len(text) == 7_080
+    assert is_degenerate(text)
+
+
+def test_a_single_looping_line_of_11k_characters_is_degenerate_not_truncated() -> None:
+    # issue 20 item 2: the reference flags it; sanitising cut it to 10,000 characters and kept it.
+    text = "<observations>\n* 🟡 (10:00) " + "User repeated the request once more; " * 300 + "\n</observations>"
+    assert len(text) > 11_000
+    parsed = parse_observer_output(text)
+    assert parsed.degenerate and parsed.observations == ""
 
 
 def test_varied_long_observations_do_not_fire() -> None:

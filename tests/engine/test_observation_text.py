@@ -170,7 +170,8 @@ def test_degenerate_output_is_flagged_and_not_parsed() -> None:
 
 
 def test_giant_single_line_is_truncated_not_degenerate() -> None:
-    text = "<observations>\n* 🔴 (10:00) " + "x" * 25_000 + "\n</observations>"
+    # a line that does not loop (a line of one repeated character would be a loop: degenerate)
+    text = "<observations>\n* 🔴 (10:00) " + " ".join(f"item{i}" for i in range(4_000)) + "\n</observations>"
     out = parse_observer_output(text)
     assert not out.degenerate
     assert out.observations.endswith(" … [truncated]")
