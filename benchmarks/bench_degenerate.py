@@ -34,19 +34,19 @@ from omlab.llm.offline import get_offline_model, offline_model_names, register_o
 def record_offline_replies(seeds: list[int]) -> dict[str, list[str]]:
     """Every reply each offline model wrote during a quickstart run with ``seeds``."""
     replies: dict[str, list[str]] = {}
+
+    class Recording:
+        def __init__(self, name: str) -> None:
+            self.name, self.inner = name, get_offline_model(name)
+
+        def generate(self, messages, **kwargs):
+            result = self.inner.generate(messages, **kwargs)
+            replies.setdefault(self.name, []).append(result.text)
+            return result
+
     for name in offline_model_names():
-        model = get_offline_model(name)
-
-        class Recording:
-            def __init__(self, inner=model, name=name) -> None:
-                self.inner, self.name = inner, name
-
-            def generate(self, messages, **kwargs):
-                result = self.inner.generate(messages, **kwargs)
-                replies.setdefault(self.name, []).append(result.text)
-                return result
-
-        register_offline_model(name, lambda recording=Recording(): recording)
+        recording = Recording(name)
+        register_offline_model(name, lambda recording=recording: recording)
     suite_text = (ROOT / "benchmarks" / "quickstart.toml").read_text()
     suite_text = suite_text.replace("seeds = [1, 2, 3]", f"seeds = {seeds}").replace('mode = "write"', 'mode = "off"')
     with tempfile.TemporaryDirectory(prefix="omlab-bench-degenerate-") as folder:

@@ -4,11 +4,13 @@ Run: ``.venv/bin/python benchmarks/bench_faults.py [--rates 0 0.2 0.3] [--seeds 
 
 All four roles (observer, reflector, actor, judge) call a local OpenAI-compatible server through
 litellm (``tests/faults/fault_server.py``: 127.0.0.1, offline models behind it) that injects 429,
-500, 503, hangs (0.5 s request timeout), malformed JSON, empty content and degenerate loops at the
-given rate. For each rate it prints the run's status, questions answered / failed, judge verdicts
+500, 503, hangs (0.5 s request timeout), malformed JSON, empty content and degenerate loops (one
+bulleted line 120 times, a one-line 59-character loop, one line 400 times, in turn) at the given
+rate. For each rate it prints the run's status, questions answered / failed, judge verdicts
 missing, the server's requests and injected faults, the client's retries (attempts beyond the
 first of each call), model calls that failed for good, messages lost (a message neither raw,
-pending nor behind the observation cursor, or a commit without observation text; must be 0) and
+pending nor behind the observation cursor, or a commit without observation text; must be 0),
+messages committed as garbage (an observation or buffered chunk holding loop text; must be 0) and
 the wall time.
 """
 
@@ -23,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from faults.fault_server import FaultServer, fault_suite
+from faults.fault_server import BULLET_LOOP, LOOP_TEXT, PHRASE_LOOP, FaultServer, fault_suite
 from faults.message_accounting import account_messages
 
 from omlab.bench.report.metrics import metric_value
@@ -37,7 +39,8 @@ def one_rate(rate: float, seeds: list[int], seed: int) -> dict[str, object]:
         results = Path(folder) / "results"
         suite = Path(folder) / "faulty.toml"
         started = time.perf_counter()
-        with FaultServer(rate=rate, seed=seed, hang_s=1.0, lifetime_s=1_800) as server:
+        loops = (BULLET_LOOP, PHRASE_LOOP, LOOP_TEXT)
+        with FaultServer(rate=rate, seed=seed, hang_s=1.0, lifetime_s=1_800, loop_text=loops) as server:
             suite.write_text(fault_suite(server.url, seeds=str(seeds), timeout_s=0.5))
             (summary,) = run_suite(suite, RunOptions(results_dir=results, progress=False, concurrency=4))
         wall = time.perf_counter() - started
@@ -56,6 +59,7 @@ def one_rate(rate: float, seeds: list[int], seed: int) -> dict[str, object]:
             "calls_failed": int(calls["error"].notna().sum()),
             "messages": accounting.messages,
             "lost": accounting.lost + accounting.empty_commits,
+            "garbage": accounting.garbage,
             "wall_s": round(wall, 1),
             "by_kind": dict(sorted(server.faults.items())),
         }
@@ -68,7 +72,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7, help="the fault server's seed")
     args = parser.parse_args()
     columns = ("rate", "status", "questions", "failed", "verdicts_missing", "requests", "faults", "retries")
-    columns += ("calls_failed", "messages", "lost", "wall_s")
+    columns += ("calls_failed", "messages", "lost", "garbage", "wall_s")
     print(" ".join(f"{c:>16}" for c in columns))
     rows = []
     for rate in args.rates:
@@ -76,7 +80,12 @@ def main() -> None:
         rows.append(row)
         print(" ".join(f"{row[c]!s:>16}" for c in columns), " faults by kind:", row["by_kind"], flush=True)
     lost = sum(int(row["lost"]) for row in rows)
-    print(f"verdict: {'OK' if lost == 0 else 'FAIL'}: {lost} messages lost over {len(rows)} rates (must be 0)")
+    garbage = sum(int(row["garbage"]) for row in rows)
+    verdict = "OK" if lost == 0 and garbage == 0 else "FAIL"
+    print(
+        f"verdict: {verdict}: {lost} messages lost, {garbage} messages committed as garbage "
+        f"over {len(rows)} rates (goal 0 each)"
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ def test_whatever_is_reported_is_a_real_loop(pieces):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("abcdefghij klmnop"), min_size=20, max_size=120), min_size=1, max_size=60))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("abcdefghij klmnop"), min_size=20, max_size=120), min_size=1, max_size=60)
+)
 def test_numbered_distinct_lines_are_never_a_loop(lines):
     text = "\n".join(f"* 🟡 ({i // 60:02d}:{i % 60:02d}) item {i}: {line}" for i, line in enumerate(lines))
     assert find_loop(text) is None

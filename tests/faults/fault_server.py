@@ -10,11 +10,14 @@ gets a fault instead, drawn evenly from :data:`FAULTS`:
 * ``hang``: no reply for ``hang_s`` seconds, then the connection is closed;
 * ``malformed``: HTTP 200 with a body that is not JSON;
 * ``empty``: HTTP 200 with an empty message content;
-* ``loop``: HTTP 200 with a degenerate repetition loop;
+* ``loop``: HTTP 200 with a degenerate repetition loop (``loop_text``, or the texts of a tuple in
+  turn: by default one line 400 times; :data:`BULLET_LOOP` and :data:`PHRASE_LOOP` are the shapes
+  that used to pass);
 * ``echo`` (only when asked for): HTTP 500 whose message repeats the request's headers and body,
   as careless providers do; ``echoed`` keeps every such message.
 
-Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
+``fault_models`` limits the faults to requests for those offline models (the others are always
+answered). Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
 down after ``lifetime_s`` seconds even if nobody stops it. ``requests`` and ``faults`` count what it
 did (thread-safe). Seeded: the fault sequence depends only on ``seed`` and the request order.
 """
@@ -32,7 +35,13 @@ from typing import Any, Self
 from omlab.llm.offline import get_offline_model
 
 FAULTS = ("429", "500", "503", "hang", "malformed", "empty", "loop")
-LOOP_TEXT = "- The user said the very same thing again, and again, and again.\n" * 400
+LOOP_LINE = "- The user said the very same thing again, and again, and again."
+LOOP_TEXT = f"{LOOP_LINE}\n" * 400
+BULLET_LOOP = "<observations>\nDate: Jan 1, 2026\n" + "\n".join([LOOP_LINE] * 120) + "\n</observations>"
+"""One bulleted line 120 times: 7.8k characters, under the 10,000-character collapse bound."""
+PHRASE_UNIT = "and then the user said the trip to Lisbon was in May 2023, "
+PHRASE_LOOP = PHRASE_UNIT * 120
+"""A 7,080-character loop on one line with a 59-character period."""
 
 
 class FaultServer:
@@ -48,8 +57,12 @@ class FaultServer:
         max_requests: int = 2_000,
         lifetime_s: float = 120.0,
         port: int = 0,
+        loop_text: str | tuple[str, ...] = LOOP_TEXT,
+        fault_models: tuple[str, ...] | None = None,
     ) -> None:
         self.rate = rate
+        self.loop_texts = (loop_text,) if isinstance(loop_text, str) else loop_text
+        self.fault_models = fault_models
         self.faults_enabled = faults
         self.hang_s = hang_s
         self.max_requests = max_requests
@@ -101,6 +114,8 @@ class FaultServer:
             if self.requests > self.max_requests:
                 self.faults["over-budget"] += 1
                 return "503"
+            if self.fault_models is not None and model not in self.fault_models:
+                return None
             if self._rng.random() >= self.rate:
                 return None
             fault = self._rng.choice(self.faults_enabled)
@@ -136,7 +151,9 @@ class FaultServer:
                 elif fault == "empty":
                     self._send(200, _completion(model, ""))
                 elif fault == "loop":
-                    self._send(200, _completion(model, LOOP_TEXT))
+                    with server._lock:
+                        text = server.loop_texts[server.faults["loop"] % len(server.loop_texts)]
+                    self._send(200, _completion(model, text))
                 else:
                     result = get_offline_model(model).generate(
                         body.get("messages", []),

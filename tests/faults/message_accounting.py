@@ -15,6 +15,8 @@ from omlab.bench.suite.dataset import load_conversations
 from omlab.bench.suite.run_settings import PREPARED_DIR, cache_dir
 from omlab.bench.suite.suite_file import load_suite
 
+from .fault_server import LOOP_LINE, PHRASE_UNIT
+
 _COMMITS = ("data-om-observation-end", "data-om-buffering-end", "data-om-activation")
 
 
@@ -28,13 +30,16 @@ class Accounting:
     observed: int = 0
     lost: int = 0
     empty_commits: int = 0
+    garbage: int = 0
+    """Messages committed with the fault server's loop text as their observations."""
 
 
 def account_messages(suite_path: Path, results: Path, run_id: str) -> Accounting:
     """Every message must be raw (unobserved), pending in a buffered chunk, or behind the head
     record's observation cursor, and every commit that observed messages must carry observation
     text. ``lost`` counts messages in none of the three places; ``empty_commits`` the observation
-    ends, buffered chunks and activations that committed messages without any text."""
+    ends, buffered chunks and activations that committed messages without any text; ``garbage``
+    the messages an observation end or buffered chunk committed with loop text."""
     suite = load_suite(suite_path)
     _, conversations = load_conversations(suite.dataset, suite.base_dir)
     store = PreparedStore(cache_dir(results) / PREPARED_DIR)
@@ -57,8 +62,26 @@ def account_messages(suite_path: Path, results: Path, run_id: str) -> Accounting
         totals.pending += len(pending)
         totals.observed += len(observed)
         totals.lost += len({m.id for m in messages} - raw - pending - observed)
-    totals.empty_commits = _empty_commits(events_df(results, run_id))
+    events = events_df(results, run_id)
+    totals.empty_commits = _empty_commits(events)
+    totals.garbage = _garbage_messages(events)
     return totals
+
+
+_GARBAGE_COMMITS = ("data-om-observation-end", "data-om-buffering-end")
+
+
+def _garbage_messages(events: pd.DataFrame) -> int:
+    messages: set[str] = set()
+    for kind, payload in zip(events["type"], events["payload"], strict=True):
+        if kind not in _GARBAGE_COMMITS:
+            continue
+        data = json.loads(payload) if isinstance(payload, str) else (payload or {})
+        data = data.get("data", data)
+        text = str(data.get("observations") or "")
+        if LOOP_LINE in text or PHRASE_UNIT.strip() in text:
+            messages.update(data.get("messageIds") or [])
+    return len(messages)
 
 
 def _empty_commits(events: pd.DataFrame) -> int:
