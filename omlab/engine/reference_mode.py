@@ -58,7 +58,7 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   wider reading of ranges, periods, ISO dates and dates inside lines);
 * temporal markers: the reference's relative-span wording and timestamp
   (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``);
-* a degenerate synchronous cycle: when the Observer loops twice, the cycle is skipped quietly
+* degenerate synchronous cycle: when the Observer loops twice, the cycle is skipped quietly
   (nothing committed, its messages stay unobserved, the failed part is still emitted) whatever
   ``failurePolicy`` says (omlab: under the default ``"abort"`` the error propagates, as documented).
 """
