@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from omlab.bench.results.catalog import UnreadableRunWarning
+from omlab.bench.results.redact import redact_text
 from omlab.cli import cache, calibrate, calls, datasets, events, export, mastra_import, report, run, runs, sweep, view
 
 _COMMANDS = (run, sweep, runs, report, view, events, calls, calibrate, datasets, cache, export, mastra_import)
@@ -75,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as error:
         if getattr(args, "debug", False):
             raise
-        print(f"omlab {args.command}: {error}", file=sys.stderr)
+        print(f"omlab {args.command}: {redact_text(str(error))}", file=sys.stderr)
         return 2
 
 

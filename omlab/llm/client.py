@@ -40,7 +40,7 @@ from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, Respo
 from omlab.llm.limits import ProviderLimits
 from omlab.llm.pricing import PriceOverride, price_call
 from omlab.llm.retry import RetryPolicy, backoff_delay, is_retryable, retry_after_s
-from omlab.llm.secrets import redact_secrets, secret_values
+from omlab.llm.secrets import environment_secrets, redact_secrets, secret_values
 from omlab.llm.spec import ResolvedAttempt, ResolvedModel, describe_model, resolve_model, split_model
 from omlab.llm.types import ModelCall, ModelRequest, ModelResponse, Usage
 
@@ -540,9 +540,10 @@ def _min_or_none(a: float | None, b: float | None) -> float | None:
 
 def _redact(text: str, attempt: ResolvedAttempt, request: ModelRequest) -> str:
     """Blank out every secret the request carries (headers, credential-like settings and provider
-    options, from the entry and the request: :mod:`omlab.llm.secrets`) that a provider may echo."""
+    options, from the entry and the request, and the credentials of the environment litellm falls
+    back on: :mod:`omlab.llm.secrets`) that a provider may echo."""
     secrets = secret_values(attempt.headers, attempt.model_settings, attempt.provider_options, request.provider_options)
-    return redact_secrets(text, secrets)
+    return redact_secrets(text, secrets | environment_secrets())
 
 
 def _one_line(err: BaseException | str) -> str:

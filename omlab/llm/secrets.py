@@ -10,10 +10,18 @@ before the text goes anywhere. A value is secret when:
   ``maxTokens = 1000`` is not one), at any depth, e.g. ``providerOptions.anthropic.apiKey``;
 * it is anywhere under a ``headers`` / ``extra_headers`` / ``api_key`` family key (every header
   value can carry a credential, whatever its name).
+
+The process environment is the other place a key comes from: litellm reads ``OPENAI_API_KEY``,
+``GROQ_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ``HF_TOKEN``… when a model's configuration gives none.
+:func:`environment_secrets` is the value of every environment variable whose name has a
+credential word as one of its ``_``-separated parts (``KEY``, ``TOKEN``, ``SECRET``,
+``PASSWORD``, ``CREDENTIAL``, ``AUTH``…; ``TIKTOKEN_CACHE_DIR`` is not one), whatever the
+value's shape: a 64-hex key is blanked as surely as an ``sk-…`` one.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,6 +31,34 @@ MIN_SECRET_CHARS = 4
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "credential", "authorization", "authorisation")
 _ALL_VALUES_SECRET = ("headers", "extraheaders", "apikey", "apikeys", "customheaders")
+
+
+_ENV_SECRET_PARTS = frozenset(
+    {"KEY", "KEYS", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS", "AUTH"}
+)
+_ENV_NOT_SECRET_SUFFIXES = ("_DIR", "_PATH", "_FILE", "_URL", "_BASE", "_HOST", "_PORT", "_MODEL")
+MIN_ENV_SECRET_CHARS = 8
+"""Shorter environment values (``1``, ``true``) are settings, not keys."""
+
+
+def is_secret_variable(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential (module docstring)."""
+    upper = name.upper()
+    if upper.endswith(_ENV_NOT_SECRET_SUFFIXES):
+        return False
+    return any(part in _ENV_SECRET_PARTS for part in upper.replace("-", "_").split("_"))
+
+
+def environment_secrets(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The values of the credential variables of ``environ`` (default: this process's
+    environment) that are at least :data:`MIN_ENV_SECRET_CHARS` long."""
+    source = os.environ if environ is None else environ
+    found = {
+        value.strip()
+        for name, value in source.items()
+        if is_secret_variable(name) and len(value.strip()) >= MIN_ENV_SECRET_CHARS
+    }
+    return frozenset(found | {value.split(None, 1)[-1] for value in found})
 
 
 def _normal(key: object) -> str:
@@ -63,4 +99,4 @@ def redact_secrets(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-__all__ = ["REDACTED", "redact_secrets", "secret_values"]
+__all__ = ["REDACTED", "environment_secrets", "is_secret_variable", "redact_secrets", "secret_values"]

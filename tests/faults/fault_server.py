@@ -14,7 +14,9 @@ gets a fault instead, drawn evenly from :data:`FAULTS`:
   turn: by default one line 400 times; :data:`BULLET_LOOP` and :data:`PHRASE_LOOP` are the shapes
   that used to pass);
 * ``echo`` (only when asked for): HTTP 500 whose message repeats the request's headers and body,
-  as careless providers do; ``echoed`` keeps every such message.
+  as careless providers do; ``echoed`` keeps every such message;
+* ``echo_key`` (only when asked for): HTTP 401 whose message quotes the API key it was sent, bare
+  (no ``Bearer``), as a provider rejecting a key may; ``echoed`` keeps these too.
 
 ``fault_models`` limits the faults to requests for those offline models (the others are always
 answered). Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
@@ -141,6 +143,12 @@ class FaultServer:
                     with server._lock:
                         server.echoed.append(message)
                     self._send(500, {"error": {"message": message}})
+                elif fault == "echo_key":
+                    key = str(self.headers.get("authorization", "")).removeprefix("Bearer ").strip()
+                    message = f"Incorrect API key provided: {key}. You can find your API key in your account."
+                    with server._lock:
+                        server.echoed.append(message)
+                    self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})
                 elif fault == "500":
                     self._send(500, {"error": {"message": "fault 500"}})
                 elif fault == "hang":

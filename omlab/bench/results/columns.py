@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from omlab.bench.results import rows as row_rules
-from omlab.bench.results.redact import _SECRET_VALUE, _SECRET_WORDS, redact_text, to_safe_json
+from omlab.bench.results.redact import _SECRET_VALUE, _SECRET_WORDS, redact_text, secret_value_pattern, to_safe_json
 from omlab.bench.results.rows import RowError
 from omlab.bench.results.schema import TABLES, Column, arrow_schema
 
@@ -292,12 +292,17 @@ def _invalid_json_rows(array: pa.Array) -> int | None:
 
 
 def _secret_hints(array: pa.Array) -> pa.BooleanArray:
-    """Rows of JSON text that may hold a credential key or a key-shaped value."""
-    return pc.fill_null(pc.match_substring_regex(array, _SECRET_HINT), False)
+    """Rows of JSON text that may hold a credential key, a key-shaped value or an environment
+    credential's value."""
+    hints = pc.fill_null(pc.match_substring_regex(array, _SECRET_HINT), False)
+    if secret_value_pattern() == _SECRET_VALUE.pattern:
+        return hints
+    values = pc.fill_null(pc.match_substring_regex(array, secret_value_pattern()), False)
+    return pc.or_(hints, values)
 
 
 def _redact_where_hinted(array: pa.Array) -> pa.Array:
-    hinted = pc.fill_null(pc.match_substring_regex(array, _SECRET_VALUE.pattern), False)
+    hinted = pc.fill_null(pc.match_substring_regex(array, secret_value_pattern()), False)
     if not pc.any(hinted).as_py():
         return array
     values = array.to_pylist()

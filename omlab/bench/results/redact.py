@@ -11,7 +11,9 @@ Two rules, applied to every JSON column and to free-text error columns:
   ``tokensObserved``, ``token_count``, ``max_tokens`` all stay.
 * **values**: substrings shaped like well-known key formats (``sk-…``, ``Bearer …``, ``hf_…``,
   ``AIza…``, ``ghp_…``, ``xox?-…``) are replaced by ``[redacted]``, so an error message that
-  quotes a key does not leak it.
+  quotes a key does not leak it; so is the value of every credential variable of the process
+  environment (``OPENAI_API_KEY``… whatever its shape: :func:`omlab.llm.secrets.environment_secrets`,
+  read once per process).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import fields, is_dataclass
 from typing import Any
+
+from omlab.llm.secrets import environment_secrets
 
 REDACTED = "[redacted]"
 
@@ -73,12 +77,39 @@ def drop_secret_keys(value: Any) -> Any:
     return value
 
 
+_ENVIRONMENT: list[frozenset[str]] = []
+
+
+def environment_values() -> frozenset[str]:
+    """The environment's credential values, longest first when iterated via :func:`redact_text`
+    (read once per process; :func:`forget_environment` reads them again)."""
+    if not _ENVIRONMENT:
+        _ENVIRONMENT.append(environment_secrets())
+    return _ENVIRONMENT[0]
+
+
+def forget_environment() -> None:
+    """Read the environment's credentials again at the next redaction (after changing it)."""
+    _ENVIRONMENT.clear()
+
+
 def redact_text(text: str) -> str:
-    """``text`` with key-shaped substrings replaced by ``[redacted]``."""
+    """``text`` with key-shaped substrings and the environment's credential values replaced by
+    ``[redacted]``."""
     # Substring tests are far cheaper than running the regex over every payload.
     if "sk-" in text or "earer" in text or "hf_" in text or "AIza" in text or "gh" in text or "xox" in text:
-        return _SECRET_VALUE.sub(REDACTED, text)
+        text = _SECRET_VALUE.sub(REDACTED, text)
+    for secret in environment_values():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     return text
+
+
+def secret_value_pattern() -> str:
+    """A regex matching every substring :func:`redact_text` replaces (key shapes and the
+    environment's credential values)."""
+    values = "|".join(re.escape(value) for value in sorted(environment_values(), key=len, reverse=True))
+    return _SECRET_VALUE.pattern + (f"|{values}" if values else "")
 
 
 def to_safe_json(value: Any) -> str:
