@@ -9,6 +9,7 @@ from omlab.bench.run.prepared import PreparedStore
 from omlab.bench.suite.run_settings import CACHE_FILE, PREPARED_DIR, cache_dir
 from omlab.cli.options import add_results_option
 from omlab.llm.cache import ResponseCache
+from omlab.llm.cache_damage import CorruptCacheError, check_cache_file, remove_cache_file
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -43,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def handle_info(args: argparse.Namespace) -> int:
     folder = cache_dir(args.results)
     responses_path = folder / CACHE_FILE
+    check_cache_file(responses_path)  # damaged: an error naming the file and the fix
     responses = (
         ResponseCache(responses_path, mode="read").info()
         if responses_path.exists()
@@ -65,8 +67,13 @@ def handle_clear(args: argparse.Namespace) -> int:
     both = not (args.responses or args.prepared)
     if args.responses or both:
         path = folder / CACHE_FILE
-        removed = ResponseCache(path, mode="read").clear() if path.exists() else 0
-        print(f"removed {removed:,} cached responses")
+        try:
+            check_cache_file(path)
+            removed = ResponseCache(path, mode="read").clear() if path.exists() else 0
+            print(f"removed {removed:,} cached responses")
+        except CorruptCacheError:
+            gone = remove_cache_file(path)
+            print(f"removed the damaged response cache {path} ({len(gone)} file{'' if len(gone) == 1 else 's'})")
     if args.prepared or both:
         print(f"removed {PreparedStore(folder / PREPARED_DIR).clear():,} prepared memories")
     return 0

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self, get_args
 
+from omlab.llm.cache_damage import CorruptCacheError, damage_named
 from omlab.llm.spec import ResolvedAttempt, merge_provider_options
 from omlab.llm.types import ModelCall, ModelRequest, Usage
 
@@ -340,7 +341,7 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedResponse | None:
         """The entry stored under ``key``, whatever the mode; counts nothing."""
-        with self._lock:
+        with self._lock, damage_named(self.path):
             row = self._connection().execute(f"SELECT {_COLUMNS} FROM responses WHERE key = ?", (key,)).fetchone()
         return _entry(row) if row is not None else None
 
@@ -351,18 +352,26 @@ class ResponseCache:
 
     def size(self) -> int:
         """Number of stored entries."""
-        with self._lock:
+        with self._lock, damage_named(self.path):
             return int(self._connection().execute("SELECT count(*) FROM responses").fetchone()[0])
 
     def clear(self) -> int:
-        """Delete every entry (whatever the mode); returns how many were removed."""
-        with self._lock:
+        """Delete every entry (whatever the mode); returns how many were removed.
+
+        Raises:
+            CorruptCacheError: the file is damaged (:func:`remove_cache_file` removes it).
+        """
+        with self._lock, damage_named(self.path):
             cursor = self._connection().execute("DELETE FROM responses")
             return max(cursor.rowcount, 0)
 
     def info(self) -> dict[str, Any]:
-        """A JSON-ready summary for the CLI: where, mode, entries, bytes, per model/role, dates, stats."""
-        with self._lock:
+        """A JSON-ready summary for the CLI: where, mode, entries, bytes, per model/role, dates, stats.
+
+        Raises:
+            CorruptCacheError: the file is damaged.
+        """
+        with self._lock, damage_named(self.path):
             conn = self._connection()
             entries, oldest, newest, cost, latency = conn.execute(
                 "SELECT count(*), min(created_at), max(created_at), sum(cost_usd), sum(latency_s) FROM responses"
@@ -429,9 +438,11 @@ class ResponseCache:
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
-            _retry_while_locked(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
-            conn.execute("PRAGMA synchronous=NORMAL")
-        _retry_while_locked(lambda: conn.executescript(_SCHEMA))
+            with damage_named(self.path):
+                _retry_while_locked(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone())
+                conn.execute("PRAGMA synchronous=NORMAL")
+        with damage_named(self.path):
+            _retry_while_locked(lambda: conn.executescript(_SCHEMA))
         _retry_while_locked(
             lambda: conn.execute(
                 "INSERT OR IGNORE INTO cache_meta (name, value) VALUES ('schema_version', ?)",
@@ -500,6 +511,7 @@ def default_cache_path() -> Path:
 
 
 __all__ = [
+    "CorruptCacheError",
     "CACHE_KEY_VERSION",
     "CACHE_MODES",
     "CacheKeyError",
