@@ -511,7 +511,6 @@ def default_cache_path() -> Path:
 
 
 __all__ = [
-    "CorruptCacheError",
     "CACHE_KEY_VERSION",
     "CACHE_MODES",
     "CacheKeyError",
@@ -519,6 +518,7 @@ __all__ = [
     "CacheMode",
     "CacheStats",
     "CachedResponse",
+    "CorruptCacheError",
     "ResponseCache",
     "cache_key",
     "cache_key_material",

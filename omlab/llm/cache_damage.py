@@ -70,9 +70,11 @@ class damage_named:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _tb: object) -> None:
-        if error is not None and isinstance(error, sqlite3.DatabaseError) and self.path is not None:
-            if not isinstance(error, sqlite3.OperationalError) or "malformed" in str(error):
-                raise CorruptCacheError(self.path, str(error)) from error
+        damaged = isinstance(error, sqlite3.DatabaseError) and (
+            not isinstance(error, sqlite3.OperationalError) or "malformed" in str(error)
+        )
+        if damaged and self.path is not None:
+            raise CorruptCacheError(self.path, str(error)) from error
 
 
 __all__ = ["CorruptCacheError", "check_cache_file", "damage_named", "remove_cache_file"]
