@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.engine.degenerate import MIN_DEGENERATE_CHECK_CHARS, is_degenerate
 from omlab.engine.observation_text import sanitize_observation_lines
 from omlab.engine.periodicity import find_loop

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from omlab.bench.run.runner import RunOptions, run_suite
 from omlab.bench.suite.run_settings import CACHE_FILE, cache_dir
-from omlab.bench.runner import RunOptions, run_suite
 from omlab.cli.main import main
 from omlab.llm.cache import ResponseCache
 from omlab.llm.cache_damage import CorruptCacheError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from omlab.bench.results import answers_df
-from omlab.bench.runner import RunOptions, run_suite
+from omlab.bench.run.runner import RunOptions, run_suite
 
 from .fault_server import BULLET_LOOP, PHRASE_LOOP, PHRASE_UNIT, FaultServer, fault_suite
 from .message_accounting import account_messages
