@@ -3,10 +3,12 @@
 A run ends ``incomplete`` (rather than ``finished``) when a conversation phase is marked
 ``failed`` in the ``conversations`` table, a question has no answer (``answers.status`` is
 ``failed``), or an answered question lacks a score its judge phase owes it
-(:func:`~omlab.bench.scoring.required_scorers.required_scorers`). Each of these is what ``--resume`` (or running the
-same command again) retries. A judge reply that came back but could not be parsed is not a failure
-here: it is a stored verdict-less score that a resume would not change; the report counts it as
-missing (``judge_missing``, ``n_missing``).
+(:func:`~omlab.bench.scoring.required_scorers.required_scorers`), or when the run has judge scores and not one of
+them holds a verdict (a judge that never answered: every judged question is owed its verdict, see
+:func:`judge_done`). Each of these is what ``--resume`` (or running the
+same command again) retries. Otherwise a judge reply that came back but could not be parsed is not
+a failure here: it is a stored verdict-less score that a resume would not change; the report counts
+it as missing (``judge_missing``, ``n_missing``).
 
 ``omlab run`` and ``omlab sweep`` print :meth:`RunFailures.lines` in their final summary and exit
 with :data:`EXIT_INCOMPLETE`.
@@ -14,8 +16,10 @@ with :data:`EXIT_INCOMPLETE`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -121,16 +125,33 @@ def collect_failures(
     if judged:
         have: dict[str, set[str]] = {}
         if not scores.empty:
+            retry_judge = no_verdict_at_all(list(scores.loc[scores["scorer"] == "judge", "value"]))
             for question_id, scorer in zip(scores["question_id"], scores["scorer"], strict=True):
-                have.setdefault(question_id, set()).add(scorer)
+                if not (retry_judge and scorer == "judge"):
+                    have.setdefault(question_id, set()).add(scorer)
         unscored = sum(
             1 for q in questions if q.id in answered and not required_scorers(q, dataset_kind) <= have.get(q.id, set())
         )
     return RunFailures(tuple(phases), unanswered, unscored)
 
 
+def no_verdict_at_all(values: list[Any]) -> bool:
+    """Whether judge score ``values`` exist and none is a verdict (all None/NaN): the judge never
+    answered, so every one of them is retried rather than reported as missing."""
+    return bool(values) and all(value is None or math.isnan(value) for value in values)
+
+
+def judge_done(writer: Any) -> set[str]:
+    """Questions whose judge score is settled on a run's ``writer``: those with a ``judge`` score,
+    or none when not one of those scores holds a verdict (:func:`no_verdict_at_all`)."""
+    rows = writer.read_own(
+        lambda db: db.execute("SELECT question_id, value FROM scores WHERE scorer = 'judge'").fetchall()
+    )
+    return set() if no_verdict_at_all([value for _, value in rows]) else {question_id for question_id, _ in rows}
+
+
 def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
-__all__ = ["EXIT_INCOMPLETE", "FailedPhase", "RunFailures", "collect_failures"]
+__all__ = ["EXIT_INCOMPLETE", "FailedPhase", "RunFailures", "collect_failures", "judge_done", "no_verdict_at_all"]

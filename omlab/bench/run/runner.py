@@ -46,7 +46,7 @@ from omlab.bench.run.execution import (
     run_in_processes,
     shared_provider_limits,
 )
-from omlab.bench.run.failures import collect_failures
+from omlab.bench.run.failures import collect_failures, judge_done
 from omlab.bench.run.options import RunnerError, RunOptions, RunSummary
 from omlab.bench.run.phases import ConversationJob
 from omlab.bench.run.progress import Progress
@@ -436,7 +436,7 @@ def _jobs(
 ) -> list[ConversationJob]:
     done = {phase: writer.completed(phase) for phase in settings.phases}
     answered = writer.answered_questions()
-    scored = {scorer: writer.scored_questions(scorer) for scorer in ("judge", "f1")}
+    scored = {"judge": judge_done(writer), "f1": writer.scored_questions("f1")}
     jobs = []
     for conversation in conversations:
         ids = {q.id for q in conversation.questions}
