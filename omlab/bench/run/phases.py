@@ -169,15 +169,18 @@ async def prepare(
     store = PreparedStore(settings.prepared_dir) if settings.prepared_dir else None
     key = settings.prepare_key(conversation)
     prepared = store.load(key) if store is not None else None
+    made: list[Any] = []  # every model call of the replay, kept even when it fails
     try:
         if prepared is None:
-            prepared = await _replay(conversation, settings, limits)
+            prepared = await _replay(conversation, settings, limits, made)
             if store is not None:
                 store.save(key, prepared)
             calls = prepared.rows.model_calls
         else:
             calls = [_reused_call(row, settings.prices) for row in prepared.rows.model_calls]
     except Exception as error:  # noqa: BLE001 - recorded on the mark; the run goes on
+        if made:  # what the failed replay paid for is still a row each (cost, errors)
+            emit(TableRows("model_calls", [call_row(conversation.id, call) for call in made]))
         emit(PhaseMark(conversation.id, "prepare", "failed", started, error=describe_error(error)))
         return None
     rows = prepared.rows
@@ -212,12 +215,21 @@ async def load_prepared(conversation: Conversation, settings: RunSettings, *, li
     return await _replay(conversation, settings, limits)
 
 
-async def _replay(conversation: Conversation, settings: RunSettings, limits: Any) -> PreparedMemory:
+async def _replay(
+    conversation: Conversation, settings: RunSettings, limits: Any, made: list[Any] | None = None
+) -> PreparedMemory:
+    """The conversation's replay; ``made`` (when given) collects every model call as it ends."""
     replay = settings.replay
+
+    def make_client(on_call: Callable[[Any], None]) -> Any:
+        if made is None:
+            return settings.make_client(on_call, limits=limits)
+        return settings.make_client(lambda call: (made.append(call), on_call(call)), limits=limits)
+
     result = await replay_conversation(
         conversation,
         settings.engine_options,
-        make_client=lambda on_call: settings.make_client(on_call, limits=limits),
+        make_client=make_client,
         latency=settings.latency_for(conversation.id),
         ingest=replay.ingest,
         timezone=replay.timezone,

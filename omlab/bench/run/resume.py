@@ -107,7 +107,7 @@ def read_resume_state(results_dir: str | Path, run_id: str, *, lock_timeout: flo
             for row in connection.execute(
                 "SELECT conversation_id FROM steps UNION SELECT conversation_id FROM events "
                 f"UNION SELECT conversation_id FROM model_calls WHERE role IN ({roles}) "
-                "EXCEPT SELECT conversation_id FROM conversations WHERE phase = 'prepare' AND status = 'done'"
+                "EXCEPT SELECT conversation_id FROM conversations WHERE phase = 'prepare' AND status IN ('done', 'failed')"
             ).fetchall()
             if row[0] is not None
         }
