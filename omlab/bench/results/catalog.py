@@ -139,7 +139,7 @@ class ResultsCatalog:
                 missing = columns_added_since(version, table)
                 present = [f'"{c.name}"' for c in columns_of(table) if c.name not in missing]
                 try:
-                    connection.execute(f"SELECT {', '.join(present)} FROM {table}").fetchall()
+                    connection.execute(f"SELECT {', '.join(present)} FROM {table}").to_arrow_table()
                 except duckdb.CatalogException:  # a table this (older) file never had
                     continue
         except UnreadableRunError as error:
@@ -179,19 +179,38 @@ class ResultsCatalog:
         """
         selected = _selected(table, columns)
         condition, parameters = _where(table, where or {})
-        runs = self._resolve_runs(run_id)
-        # several runs' rows are sorted again once concatenated: read the order columns too
-        read = selected if len(runs) < 2 else _selected(table, {c.name for c in selected} | set(ORDER_BY[table]))
-        frames = []
+        runs = self._readable(self._resolve_runs(run_id))
+        # several runs' rows are sorted again once concatenated, and told apart by the run id
+        # they hold: read the order columns and the run id too
+        wanted = {c.name for c in selected} | set(ORDER_BY[table]) | {"run_id"}
+        read = selected if len(runs) < 2 else _selected(table, wanted)
+        chosen: dict[str, tuple[str, pd.DataFrame]] = {}  # run id the rows hold -> (file's run, rows)
         for one_run in runs:
             try:
-                frames.extend(self._read_run(one_run, [_Query(table, condition, parameters, read)]))
+                (frame,) = self._read_run(one_run, [_Query(table, condition, parameters, read)])
             except ResultsSchemaError as error:
                 warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=2)
+                continue
+            held = _held_run(frame, one_run)
+            if held in chosen:  # a copy of a run file: its rows once, from the file named after it
+                kept, dropped = (
+                    ((one_run, frame), chosen[held]) if one_run == held else (chosen[held], (one_run, frame))
+                )
+                warnings.warn(
+                    f"skipping {self._path_of(dropped[0]).name}: it holds run {held!r}, read from "
+                    f"{self._path_of(kept[0]).name} (a copy of the run file?)",
+                    UnreadableRunWarning,
+                    stacklevel=2,
+                )
+                chosen[held] = kept
+            else:
+                chosen[held] = (one_run, frame)
+        frames = [frame for _, frame in chosen.values()]
         if not frames:
             return typed_frame(pd.DataFrame(columns=[c.name for c in selected]), table, selected)
         if len(frames) == 1:
-            return typed_frame(frames[0], table, selected)
+            frame = typed_frame(frames[0], table, read)
+            return frame if read is selected else frame[[c.name for c in selected]]
         frame = typed_frame(pd.concat(frames, ignore_index=True), table, read)
         frame = frame.sort_values(list(ORDER_BY[table]), kind="stable", na_position="last", ignore_index=True)
         return frame if read is selected else frame[[c.name for c in selected]]
@@ -220,6 +239,20 @@ class ResultsCatalog:
         }
 
     # ------------------------------------------------------------------ internals
+
+    def _readable(self, runs: list[str]) -> list[str]:
+        """``runs`` without the files :meth:`problem_of` finds damaged (the check ``omlab runs``
+        makes; its verdict is kept per file size and time), each skipped with a warning."""
+        kept = []
+        for one_run in runs:
+            path = self._path_of(one_run)
+            problem = None if one_run in self._writers else _checked(path, lambda run=one_run: self.problem_of(run))
+            if problem is None:
+                kept.append(one_run)
+            else:
+                error = UnreadableRunError(path, problem)
+                warnings.warn(f"skipping run {one_run!r}: {error}", UnreadableRunWarning, stacklevel=3)
+        return kept
 
     def _path_of(self, run_id: str) -> Path:
         return run_path(self.results_dir, run_id)
@@ -275,6 +308,33 @@ class ResultsCatalog:
             finally:
                 connection.close()
         raise RunLockedError(f"could not read run {run_id!r}: its file and its live snapshot kept changing")
+
+
+_VERDICTS: dict[tuple[str, int, int], str | None] = {}
+
+
+def _held_run(frame: pd.DataFrame, file_run: str) -> str:
+    """The run id a file's rows hold (a copy of a run file holds the original's), else its name."""
+    if "run_id" in frame and not frame.empty:
+        held = frame["run_id"].dropna()
+        if not held.empty:
+            return str(held.iloc[0])
+    return file_run
+
+
+def _checked(path: Path, check: Any) -> str | None:
+    """``check()``'s verdict on the file at ``path``, kept while its size and time stay the same
+    (a finished run file never changes: it is read in full once per process)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _VERDICTS:
+        if len(_VERDICTS) > 10_000:
+            _VERDICTS.clear()
+        _VERDICTS[key] = check()
+    return _VERDICTS[key]
 
 
 @dataclass(frozen=True, slots=True)
