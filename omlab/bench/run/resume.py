@@ -74,6 +74,10 @@ def check_resume_target(results_dir: str | Path, run_id: str, suite: str, config
     catalog = ResultsCatalog(results_dir)
     if catalog.is_live(run_id):
         raise ResumeError(f"run {run_id!r} is being written by another process right now")
+    problem = catalog.problem_of(run_id)
+    if problem is not None:
+        path = run_path(results_dir, run_id)
+        raise ResumeError(f"cannot resume run {run_id!r}: its file {path} cannot be read: {problem}")
     header = catalog.read_table("runs", run_id)
     if header.empty:
         raise ResumeError(f"run {run_id!r} has no header row")
