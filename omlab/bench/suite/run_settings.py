@@ -36,6 +36,7 @@ from omlab.engine.scheduler import (
     PerModelLatency,
     TokenRateLatency,
 )
+from omlab.llm.cache_damage import check_cache_file
 from omlab.llm.client import ModelClient
 from omlab.llm.types import ModelCall
 
@@ -101,6 +102,8 @@ class RunSettings:
                 raise SuiteError(suite.source, "scoring.official_files", f"no such file {official}")
         caches = cache_dir(results_dir)
         mode = cache_mode or suite.cache.mode
+        if mode != "off":  # a damaged cache: one error naming it, before any model call
+            check_cache_file(caches / CACHE_FILE)
         reuse = suite.cache.prepared if reuse_prepared is None else reuse_prepared
         return cls(
             suite=suite.name,
