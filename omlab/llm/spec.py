@@ -298,6 +298,8 @@ def coerce_model_spec(value: Any) -> ModelSpec:
             "expected {'upTo': {...}}, {'model': ..., 'maxRetries': ...} or {'id': ..., 'apiKey': ..., 'url': ...}"
         )
     if isinstance(value, list | tuple):
+        if not value:
+            raise ModelSpecError("a fallback list needs at least one model")
         return [_coerce_entry(entry) for entry in value]
     return _check_spec_shape(value)
 

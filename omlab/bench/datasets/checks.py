@@ -6,7 +6,9 @@ a run accepts but must say.
 * :func:`input_warnings`: oddities a run accepts, each an :class:`InputWarning` naming the record:
   turns or sessions out of time order, a session dated after its question, dates far in the
   future, blank turns, naive and aware timestamps mixed in one conversation (loaders record the
-  naive fields in ``Conversation.metadata["naive_timestamps"]``), empty ids.
+  naive fields in ``Conversation.metadata["naive_timestamps"]``), empty ids, blank questions,
+  blank or NaN gold answers, a conversation without questions, a turn dated before its session,
+  a turn over :data:`HUGE_TURN_CHARS` characters.
 
 Both are pure functions of the conversations (``now`` is injectable for tests).
 """
@@ -28,10 +30,18 @@ WARNING_KINDS: tuple[str, ...] = (
     "blank_turn",
     "mixed_timezones",
     "empty_id",
+    "blank_question",
+    "blank_answer",
+    "no_questions",
+    "turn_before_session",
+    "huge_turn",
 )
 FUTURE_HORIZON = timedelta(days=366)
 """Dates later than this after ``now`` are flagged as far in the future."""
 NAIVE_TIMESTAMPS_KEY = "naive_timestamps"
+HUGE_TURN_CHARS = 1_000_000
+"""A turn longer than this (about 250k tokens) is flagged: it alone fills most context windows."""
+_BLANK_ANSWERS = frozenset({"", "nan", "none", "null"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +118,8 @@ def _conversation_warnings(conversation: Conversation, horizon: datetime) -> lis
                 add("empty_id", f"{at} turn {turn.id!r}", "a turn id is empty")
             if not turn.content.strip():
                 add("blank_turn", turn_at, f"the {turn.role} turn has no text")
+            if len(turn.content) > HUGE_TURN_CHARS:
+                add("huge_turn", turn_at, f"the {turn.role} turn has {len(turn.content):,} characters")
             if previous_turn is not None and turn.created_at < previous_turn.created_at:
                 add(
                     "turns_out_of_order",
@@ -115,14 +127,26 @@ def _conversation_warnings(conversation: Conversation, horizon: datetime) -> lis
                     f"sent {turn.created_at.isoformat()}, before the turn before it "
                     f"({previous_turn.created_at.isoformat()})",
                 )
+            elif turn.created_at < session.date:  # (a turn out of order is said once)
+                add(
+                    "turn_before_session",
+                    turn_at,
+                    f"sent {turn.created_at.isoformat()}, before its session's date ({session.date.isoformat()})",
+                )
             if turn.created_at > horizon and session.date <= horizon:
                 add("future_date", turn_at, f"sent {turn.created_at.isoformat()}, more than a year from now")
             previous_turn = turn
         previous_session = session
+    if not conversation.questions:
+        add("no_questions", where, "the conversation has no questions: nothing of it will be answered or scored")
     for question in conversation.questions:
         at = f"{where} question {question.id!r}"
         if not question.id.strip():
             add("empty_id", at, "a question id is empty")
+        if not str(question.question or "").strip():
+            add("blank_question", at, "the question has no text")
+        if str(question.answer if question.answer is not None else "").strip().lower() in _BLANK_ANSWERS:
+            add("blank_answer", at, f"the gold answer is empty ({question.answer!r}): no answer can be scored right")
         if question.question_date is None:
             continue
         if question.question_date > horizon:
