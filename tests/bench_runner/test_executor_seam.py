@@ -74,6 +74,9 @@ def _one_job(suite_path: Path, results: Path, **settings_changes):
         def scored_questions(self, scorer):
             return set()
 
+        def read_own(self, query):  # no rows yet
+            return []
+
     return _jobs(conversations[:1], settings, _Fresh(), ResumeState())[0]
 
 
