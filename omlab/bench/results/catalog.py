@@ -139,7 +139,7 @@ class ResultsCatalog:
                 missing = columns_added_since(version, table)
                 present = [f'"{c.name}"' for c in columns_of(table) if c.name not in missing]
                 try:
-                    connection.execute(f"SELECT {', '.join(present)} FROM {table}").to_arrow_table()
+                    connection.sql(f"SELECT {', '.join(present)} FROM {table}").to_arrow_table()
                 except duckdb.CatalogException:  # a table this (older) file never had
                     continue
         except UnreadableRunError as error:
