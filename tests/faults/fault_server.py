@@ -31,10 +31,11 @@ import random
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from omlab.llm.offline import get_offline_model
+from tests.servers.local_http import LocalHTTPServer
 
 FAULTS = ("429", "500", "503", "hang", "malformed", "empty", "loop")
 LOOP_LINE = "- The user said the very same thing again, and again, and again."
@@ -46,8 +47,10 @@ PHRASE_LOOP = PHRASE_UNIT * 120
 """A 7,080-character loop on one line with a 59-character period."""
 
 
-class FaultServer:
+class FaultServer(LocalHTTPServer):
     """See the module docstring. Use as a context manager, or ``start()`` / ``stop()``."""
+
+    name = "fault-server"
 
     def __init__(
         self,
@@ -68,46 +71,13 @@ class FaultServer:
         self.faults_enabled = faults
         self.hang_s = hang_s
         self.max_requests = max_requests
-        self.lifetime_s = lifetime_s
         self.requests = 0
         self.faults: Counter[str] = Counter()
         self.by_model: Counter[str] = Counter()
         self.echoed: list[str] = []
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
-        self._threads: list[threading.Thread] = []
-
-    @property
-    def url(self) -> str:
-        """The base URL to give litellm as ``api_base``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> FaultServer:
-        serve = threading.Thread(target=self._server.serve_forever, name="fault-server", daemon=True)
-        timer = threading.Thread(target=self._expire, name="fault-server-timer", daemon=True)
-        self._threads = [serve, timer]
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def stop(self) -> None:
-        if not self._stopped.is_set():
-            self._stopped.set()
-            self._server.shutdown()
-            self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _expire(self) -> None:
-        if not self._stopped.wait(self.lifetime_s):
-            self.stop()
+        super().__init__(self._handler(), lifetime_s=lifetime_s, port=port)
 
     def _draw(self, model: str) -> str | None:
         with self._lock:

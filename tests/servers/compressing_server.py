@@ -25,10 +25,11 @@ import random
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from omlab.tokens.tokenx import estimate_token_count
+from tests.servers.local_http import LocalHTTPServer
 
 HISTORY_HEADER = "## New Message History to Observe"
 TASK_HEADER = "## Your Task"
@@ -38,8 +39,10 @@ _ENTRY_RE = re.compile(r"^[A-Z][A-Za-z -]*(?: \((?P<time>[^)]*)\))?: (?P<text>.*
 _WORDS_PER_LINE = 14
 
 
-class CompressingServer:
+class CompressingServer(LocalHTTPServer):
     """See the module docstring. Use as a context manager, or ``start()`` / ``stop()``."""
+
+    name = "compressing-server"
 
     def __init__(
         self,
@@ -54,39 +57,10 @@ class CompressingServer:
     ) -> None:
         self.ratios = {"observer": observer_ratio, "reflector": reflector_ratio}
         self.base_s, self.output_s, self.sigma = base_s, output_s, sigma
-        self.lifetime_s = lifetime_s
         self.calls: list[tuple[str, int, int, float]] = []
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        """The base URL to give litellm as ``api_base``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> Self:
-        threading.Thread(target=self._server.serve_forever, name="compressing-server", daemon=True).start()
-        threading.Thread(target=self._expire, name="compressing-server-timer", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if not self._stopped.is_set():
-            self._stopped.set()
-            self._server.shutdown()
-            self._server.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _expire(self) -> None:
-        if not self._stopped.wait(self.lifetime_s):
-            self.stop()
+        super().__init__(self._handler(), lifetime_s=lifetime_s)
 
     def reply(self, role: str, messages: list[dict[str, Any]]) -> tuple[str, int, int, float]:
         """``(text, content tokens, prompt tokens, delay)`` for a request (no waiting)."""
