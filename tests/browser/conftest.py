@@ -76,6 +76,10 @@ def lab_environment(root: Path) -> dict[str, str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
     (root / "home").mkdir()
+    # omlab's server settings (its save hook), where installing omlab puts them
+    server_config = root / "jupyter-config" / "jupyter_server_config.d"
+    server_config.mkdir(parents=True)
+    shutil.copy(REPO / "jupyter" / "jupyter_server_config.d" / "omlab.json", server_config / "omlab.json")
     return {
         **os.environ,
         "HOME": str(root / "home"),

@@ -106,3 +106,22 @@ def test_the_live_view_opens_on_the_evidence_not_on_line_one(run):
     assert view.detail.value == state.html(window=None)
     view.context.value = "around the evidence"
     assert view.detail.value == state.html(window=3)
+
+
+def test_the_static_copy_is_collapsed_cards_styled_inline(run):
+    """JupyterLab drops <style> from HTML it does not trust: the copy carries its styles inline."""
+    from omlab.viz.widgets.questions import QuestionsView
+
+    results, run_id = run
+    view = QuestionsView(QuestionsState.from_run(results, run_id))
+    static = view.static().data
+    assert "<style" not in static
+    assert static.startswith("<details class='omlab-static'>")
+    cards = re.findall(r"<details class='omlab-card'[^>]*>", static)
+    assert len(cards) == len(view.state.shown()) and not any(" open" in card for card in cards)
+    assert re.search(r"<summary[^>]*><h3 style='display:inline", static), "a card's summary is not its heading"
+    for timeline in re.findall(r"<ol class='omlab-timeline'[^>]*>", static):
+        assert "list-style:none" in timeline and "display:flex" in timeline
+    for chip in re.findall(r"<li[^>]*>", static):
+        assert "margin:0 4px 4px 0" in chip
+    assert all("text-align:left" in cell for cell in re.findall(r"<td[^>]*>", static))

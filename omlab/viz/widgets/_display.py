@@ -15,6 +15,8 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from omlab.viz.saved_views import LIVE_VIEW_KEY
+
 INSTALL_HINT = (
     "omlab's notebook widgets need ipywidgets (>= 8.1), which is one of omlab's dependencies; "
     "install it into this environment with: pip install 'ipywidgets>=8.1'"
@@ -142,13 +144,19 @@ class StaticCopy:
         self.handle = display(HTML(self.html), display_id=True)
 
 
-def show(widget: Any, static: StaticCopy | None = None) -> None:
-    """Display ``widget`` in the running notebook, then its static copy (nothing happens outside
-    IPython)."""
+def show(widget: Any, static: StaticCopy | Any = None) -> None:
+    """Display ``widget`` in the running notebook, then its static copy (a :class:`StaticCopy` or
+    anything IPython displays); nothing happens outside IPython.
+
+    The widget's output is marked as a live view (:data:`~omlab.viz.saved_views.LIVE_VIEW_KEY`),
+    so a save without its model keeps only the static copy (:mod:`omlab.viz.saved_views`).
+    """
     try:
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython comes with ipywidgets
         return
-    display(widget)
-    if static is not None:
+    display(widget, metadata={LIVE_VIEW_KEY: True})
+    if isinstance(static, StaticCopy):
         static.display()
+    elif static is not None:
+        display(static)

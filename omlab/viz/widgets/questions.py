@@ -12,17 +12,35 @@ notebook keeps as a cell output, and :func:`questions` displays both.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from omlab.bench.results import ResultsCatalog
+from omlab.viz.inline_css import inline_styles
 from omlab.viz.questions import CSS, question_html
-from omlab.viz.widgets._display import ipywidgets, show
+from omlab.viz.widgets._display import ipywidgets, show, static_html
 from omlab.viz.widgets.questions_state import VERDICTS, QuestionsState
 
 STATIC_LIMIT = 20
 """Questions a static rendering shows at most (the shown ones, in order)."""
 
+
+STATIC_CSS = (
+    ".omlab-card{border:1px solid #ccc;border-radius:6px;margin:4px 0;padding:2px 10px;font-size:13px}"
+    ".omlab-card summary{cursor:pointer;padding:2px 0}"
+    ".omlab-card h3{display:inline;font-size:13px;margin:0}"
+    ".omlab-question{border:none;border-radius:0;margin:0;padding:0 0 6px 0}"
+    # notebook front ends centre tables and right-align their cells
+    ".omlab-qa{margin:2px 0;table-layout:auto}"
+    ".omlab-qa td{text-align:left;padding:1px 10px 1px 0;vertical-align:top;border:none}"
+    # no list numbers beside the chips, and margins between them (a sanitizer drops gap)
+    ".omlab-timeline{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap}"
+    ".omlab-timeline li{list-style:none;margin:0 4px 4px 0}"
+)
+"""Rules for the static copy on top of :data:`~omlab.viz.questions.CSS`: each question a collapsed
+card whose summary is its heading."""
+_HEADING = re.compile(r"<h3>.*?</h3>", flags=re.DOTALL)
 
 CONTEXT_WINDOW = "around the evidence"
 CONTEXT_WHOLE = "whole log"
@@ -88,27 +106,37 @@ class QuestionsView:
 
     def static(self, *, limit: int = STATIC_LIMIT) -> Any:
         """The shown questions (at most ``limit``) as an IPython ``HTML`` object: a rendering
-        that stays in a saved notebook (context excerpts around the evidence lines)."""
+        that stays in a saved notebook, each question a collapsed card (context excerpts around
+        the evidence lines). Its styles are inline, so a sanitized copy looks the same."""
         from IPython.display import HTML
 
-        ids = list(self.state.shown()["question_id"])[:limit]
-        body = "".join(question_html(self.state.frames, qid, window=EVIDENCE_WINDOW) for qid in ids)
-        more = len(self.state.shown()) - len(ids)
+        shown = self.state.shown()
+        ids = list(shown["question_id"])[:limit]
+        cards = "".join(_card(question_html(self.state.frames, qid, window=EVIDENCE_WINDOW)) for qid in ids)
+        more = len(shown) - len(ids)
         note = f"<p><i>{more} more questions: see the widget or questions.html</i></p>" if more > 0 else ""
-        return HTML(f"<style>{CSS}</style>{body}{note}")
+        body = inline_styles(f"<div class='omlab-cards'>{cards}{note}</div>", CSS + STATIC_CSS)
+        return HTML(static_html([body], title=f"per-question view, {len(ids)} of {len(shown)} questions"))
 
     def _ipython_display_(self) -> None:
         show(self.widget)
+
+
+def _card(section: str) -> str:
+    """A question's section as a collapsed ``details.omlab-card`` summarised by its heading."""
+    heading = _HEADING.search(section)
+    if heading is None:
+        return f"<details class='omlab-card'><summary>question</summary>{section}</details>"
+    body = section[: heading.start()] + section[heading.end() :]
+    return f"<details class='omlab-card'><summary>{heading.group(0)}</summary>{body}</details>"
 
 
 def questions(db: ResultsCatalog | str | Path, run_id: str | None = None, *, static: bool = True) -> QuestionsView:
     """Show the per-question view of run ``run_id`` (default: the newest) and, with ``static``,
     its static rendering under it; returns the view."""
     view = QuestionsView(QuestionsState.from_run(db, run_id))
-    show(view.widget)
-    if static:
-        show(view.static())
+    show(view.widget, view.static() if static else None)
     return view
 
 
-__all__ = ["STATIC_LIMIT", "QuestionsView", "questions"]
+__all__ = ["STATIC_CSS", "STATIC_LIMIT", "QuestionsView", "questions"]
