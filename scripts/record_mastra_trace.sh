@@ -71,6 +71,126 @@ addition = """    activeObservationsText: record.activeObservations ?? '',
 Path("replay-texts.mjs").write_text(src.replace(anchor, addition + anchor), encoding="utf-8")
 PY
 
+# replay-threads.mjs / replay-threads-texts.mjs: the same two drivers for a conversation over
+# several threads of one resource (resource scope). Each message names its thread ("threadId");
+# every thread is saved up front; a turn stays in its thread; the snapshot after a message is the
+# one its own thread's turn sees. The mock Observer answers a multi-thread request (one prompt,
+# one <thread id="…"> block per thread, which the reference parses per thread) with one block per
+# thread in the prompt's order: a "Date: Mon D, YYYY" line whenever the day (UTC) changes, then the
+# single-thread contract's lines for the messages the beforeObservation hook was handed for that
+# thread. Its call records the ids per thread ("observedByThread") and flattened in that order.
+python3 - <<'PY'
+from pathlib import Path
+
+
+def sub(src: str, old: str, new: str) -> str:
+    assert src.count(old) == 1, f"replay.mjs changed: anchor not found exactly once: {old[:60]!r}"
+    return src.replace(old, new)
+
+
+for name in ("replay", "replay-texts"):
+    src = Path(f"{name}.mjs").read_text(encoding="utf-8")
+    src = sub(src, "const threadId = input.threadId ?? 'thread-1';", "let threadId = input.threadId ?? 'thread-1';")
+    src = sub(
+        src,
+        "  return { id: m.id ?? `m${i}`, role: m.role, createdAtMs: ms, content };",
+        "  return { id: m.id ?? `m${i}`, role: m.role, createdAtMs: ms, content, threadId: m.threadId ?? threadId };",
+    )
+    src = sub(
+        src,
+        """await memory.saveThread({
+  thread: { id: threadId, resourceId, title: 'replay', createdAt: new Date(), updatedAt: new Date(), metadata: {} },
+});""",
+        """const allThreadIds = [...new Set(script.map((m) => m.threadId))];
+for (const tid of allThreadIds) {
+  await memory.saveThread({
+    thread: { id: tid, resourceId, title: 'replay', createdAt: new Date(), updatedAt: new Date(), metadata: {} },
+  });
+}""",
+    )
+    src = sub(
+        src,
+        "  virtualNow = m.createdAtMs;\n  const actions = [];",
+        """  virtualNow = m.createdAtMs;
+  if (turn && m.role !== 'user' && m.threadId !== threadId) throw new Error(`message ${m.id}: a reply in another thread than its turn`);
+  threadId = m.threadId;
+  const actions = [];""",
+    )
+    src = sub(
+        src,
+        "  beforeObservation: ({ messages }) => {\n    lastObserverInput = messages;",
+        "  beforeObservation: ({ messages, threadId: hookThread }) => {\n    lastObserverInput = messages;\n    if (hookThread) observerInputByThread.set(hookThread, messages);",
+    )
+    src = sub(
+        src,
+        "let lastReflectorInput = null; // set by the beforeReflection hook",
+        """let lastReflectorInput = null; // set by the beforeReflection hook
+const observerInputByThread = new Map(); // thread id -> the messages the hook was handed for it
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+function dayUTC(ms) {
+  const d = new RealDate(ms);
+  return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`;
+}
+const HISTORY_HEAD = '## New Message History to Observe';
+function multiThreadResponse(texts) {
+  const start = texts.findIndex((t) => t.text.startsWith(HISTORY_HEAD));
+  const order = [];
+  for (const t of texts.slice(start + 1)) for (const mm of t.text.matchAll(/<thread id="([^"]+)">/g)) order.push(mm[1]);
+  const blocks = [];
+  const byThread = {};
+  for (const tid of order) {
+    const msgs = observerInputByThread.get(tid) ?? [];
+    byThread[tid] = msgs.map((m) => m.id);
+    const lines = [];
+    let day = null;
+    for (const m of msgs) {
+      const [line] = observerOutputFromMessages([m]);
+      if (!line) continue;
+      const d = dayUTC(createdAtMs(m));
+      if (d !== day) lines.push(`Date: ${d}`);
+      day = d;
+      lines.push(line);
+    }
+    blocks.push(`<thread id="${tid}">\\n${lines.join('\\n')}\\n</thread>`);
+  }
+  return { text: `<observations>\\n${blocks.join('\\n')}\\n</observations>`, order, byThread };
+}""",
+    )
+    src = sub(
+        src,
+        "  } else if (all.includes('## New Message History to Observe')) {",
+        """  } else if (all.includes('different conversation threads. Each thread is wrapped in a <thread id=')) {
+    kind = 'observer';
+    const r = multiThreadResponse(texts);
+    text = r.text;
+    Object.assign(call, {
+      source: 'hook-by-thread',
+      observedMessageIds: r.order.flatMap((tid) => r.byThread[tid]),
+      observedByThread: r.byThread,
+      outputLines: text.split('\\n').length,
+      hasPreviousObservations: all.includes('## Previous Observations'),
+    });
+  } else if (all.includes('## New Message History to Observe')) {""",
+    )
+    src = sub(
+        src,
+        "const thread = await memory.getThreadById({ threadId });",
+        """const thread = await memory.getThreadById({ threadId });
+const threadOmMetadataByThread = {};
+const storedMessagesByThread = {};
+for (const tid of allThreadIds) {
+  threadOmMetadataByThread[tid] = compact((await memory.getThreadById({ threadId: tid }))?.metadata?.mastra?.om ?? null);
+  storedMessagesByThread[tid] = (await (await storage.getStore('memory')).listMessages({ threadId: tid, perPage: false })).messages.length;
+}""",
+    )
+    src = sub(
+        src,
+        "    rotateResponseIdCalls: rotateCalls,",
+        "    rotateResponseIdCalls: rotateCalls,\n    threadOmMetadataByThread,\n    storedMessagesByThread,",
+    )
+    Path(f"{name.replace('replay', 'replay-threads')}.mjs").write_text(src, encoding="utf-8")
+PY
+
 # ------------------------------------------------------------------ 3. the conversations
 # Every 5th turn (0-based turn t with t % 5 == 4) gets its reply split into 2 consecutive assistant
 # messages, every 15th (t % 15 == 14) into 3; the parts are cut at the whitespace nearest each
@@ -117,17 +237,47 @@ print(f"{dst}: {len(out)} messages, {runs} assistant->assistant adjacencies", fi
 PY
 }
 
+# Three threads of one resource: each turn (a user message and its replies) goes to one thread.
+# The first 6 turns are thread-a's; then runs of 1-3 turns, each run's thread drawn with weights
+# 5:3:2 (a, b, c) from Python's random.Random(seed) (Mersenne Twister: the same on every Python).
+assign_threads() {
+    python3 - "$1" "$2" <<'PY'
+import json, random, sys
+
+src, seed = sys.argv[1], int(sys.argv[2])
+conv = json.load(open(src, encoding="utf-8"))
+rng = random.Random(seed)
+threads = ["thread-a", "thread-b", "thread-c"]
+turn, left, current = -1, 0, threads[0]
+for m in conv["messages"]:
+    if m["role"] == "user":
+        turn += 1
+        if turn >= 6 and left == 0:
+            current = rng.choices(threads, weights=[5, 3, 2])[0]
+            left = rng.randint(1, 3)
+        if turn >= 6:
+            left -= 1
+    m["threadId"] = current
+conv["threadId"] = threads[0]
+open(src, "w", encoding="utf-8").write(json.dumps(conv, indent=1, ensure_ascii=False) + "\n")
+count = {t: sum(1 for m in conv["messages"] if m["threadId"] == t) for t in threads}
+print(f"{src}: messages per thread {count}", file=sys.stderr)
+PY
+}
+
 # ------------------------------------------------------------------ 4. record and reduce
-# record NAME CONFIG_JSON ABOUT_CONVERSATION MAKE_ARGS... [-- split]
+# record NAME CONFIG_JSON ABOUT_CONVERSATION split|nosplit|threads MAKE_ARGS...
+# (threads: assign_threads with seed 5, and the replay-threads drivers)
 record() {
-    local name=$1 cfg=$2 about=$3 split=$4
+    local name=$1 cfg=$2 about=$3 split=$4 driver=replay
     shift 4
     case " ${ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
     echo "$cfg" >"$name.cfg.json"
     node make-conversation.mjs "$@" --config "$name.cfg.json" --out "$name.conv.json"
     if [ "$split" = split ]; then split_replies "$name.conv.json" "$name.conv.json"; fi
-    node replay.mjs "$name.conv.json" --settle each --clock virtual --out "$name.plain.json" --quiet
-    node replay-texts.mjs "$name.conv.json" --settle each --clock virtual --full --out "$name.texts.json" --quiet
+    if [ "$split" = threads ]; then assign_threads "$name.conv.json" 5 && driver=replay-threads; fi
+    node "$driver.mjs" "$name.conv.json" --settle each --clock virtual --out "$name.plain.json" --quiet
+    node "$driver-texts.mjs" "$name.conv.json" --settle each --clock virtual --full --out "$name.texts.json" --quiet
     python3 - "$name" "$about" "$OUT/$name.json" <<'PY'
 import hashlib, json, sys
 
@@ -283,7 +433,7 @@ fixture = {
     "threadId": conv["threadId"],
     "resourceId": conv["resourceId"],
     "config": conv["config"],
-    "resolvedObservation": {k: ro[k] for k in ("messageTokens", "bufferTokens", "bufferActivation", "blockAfter")},
+    "resolvedObservation": {k: ro.get(k) for k in ("messageTokens", "bufferTokens", "bufferActivation", "blockAfter")},
     "resolvedReflection": {k: rr.get(k) for k in ("observationTokens", "bufferActivation", "blockAfter")},
     "messages": conv["messages"],
     "steps": steps,
@@ -304,6 +454,8 @@ fixture = {
         "storedMessages": fin["storedMessages"],
         "storedMarkerCounts": fin["storedMarkerCounts"],
         "rotateResponseIdCalls": fin["rotateResponseIdCalls"],
+        # several threads (replay-threads.mjs): each thread's OM metadata and stored messages
+        **{k: compact(fin[k]) for k in ("threadOmMetadataByThread", "storedMessagesByThread") if k in fin},
     },
     "texts": dict(sorted(texts.items())),
 }
@@ -334,4 +486,9 @@ record buffered_later_step_reset_348 \
     '{"observation":{"messageTokens":3000,"bufferTokens":600,"bufferActivation":2000,"blockAfter":3600},"reflection":{"observationTokens":4000,"bufferActivation":0.5}}' \
     "node make-conversation.mjs --messages 308 --tokens 90000 --seed 13, then every 5th turn's reply split into 2 and every 15th into 3 (348 messages)" split \
     --messages 308 --tokens 90000 --seed 13
+# resource scope, three threads (sync: the reference has no async buffering in resource scope)
+record resource_three_threads_300 \
+    '{"scope":"resource","observation":{"messageTokens":3000,"bufferTokens":false},"reflection":{"observationTokens":4000}}' \
+    "node make-conversation.mjs --messages 300 --tokens 60000 --seed 17, then each turn given to one of three threads of the resource (the first 6 to thread-a, then runs of 1-3 turns drawn 5:3:2 with seed 5)" threads \
+    --messages 300 --tokens 60000 --seed 17
 echo "fixtures written to $OUT (scratch: $D)" >&2
