@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Re-record the reference traces tests/fixtures/mastra/buffered_reflection_300.json,
-# buffered_multi_assistant_600.json and buffered_block_after_320.json with
-# ../shared/tools/mastra-replay (@mastra/memory 1.31.0).
+# buffered_multi_assistant_600.json, buffered_block_after_320.json,
+# buffered_later_step_reset_348.json and resource_three_threads_300.json (resource scope, three
+# threads) with ../shared/tools/mastra-replay (@mastra/memory 1.31.0).
 #
 # A maintainer's tool, never run by CI or the tests: it installs Node and the reference engine
 # from the npm registry into a scratch folder outside the repository.
@@ -15,8 +16,10 @@
 #  2. copies replay.mjs and make-conversation.mjs there, and makes replay-texts.mjs: replay.mjs plus
 #     a read-only addition to its per-step snapshot (the full active log, the buffered chunks and the
 #     buffered reflection, which replay.mjs reports only as sha1s);
+#     it also makes replay-threads.mjs / replay-threads-texts.mjs, the two for several threads;
 #  3. per fixture: writes the config, generates the conversation (the 600-message one is then
-#     post-processed so every 5th turn has 2 consecutive assistant messages and every 15th has 3),
+#     post-processed so every 5th turn has 2 consecutive assistant messages and every 15th has 3;
+#     the resource one gives each turn to one of three threads),
 #     runs `replay.mjs` and `replay-texts.mjs --full` (TZ=UTC, --settle each, --clock virtual, seeded
 #     ids), checks that both runs agree on every field of every step once the additions are set
 #     aside, and reduces the trace to the fixture (drops wall times, de-duplicates texts).

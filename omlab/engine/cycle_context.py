@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from omlab.engine import reference_resource
 from omlab.engine.activity import CURRENT_ACTOR
 from omlab.engine.clock import Clock
 from omlab.engine.config import OMConfig
@@ -46,6 +47,13 @@ class CycleContext:
     reflector: ReflectorRunner
     observation_extractors: list[Extractor]
     reflection_extractors: list[Extractor]
+
+    def pending_tokens(self, live: LiveMemory) -> int:
+        """The pending count a step compares with the threshold (in resource scope under
+        ``compat="reference"``: the reference's, see ``omlab.engine.reference_resource``)."""
+        if self.config.compat == "reference" and self.config.scope == "resource":
+            return reference_resource.pending_tokens(self, live)
+        return live.pending_tokens
 
     def threshold(self, live: LiveMemory) -> int:
         """The observation threshold in force (dynamic under ``shareTokenBudget``)."""
@@ -141,7 +149,7 @@ class CycleContext:
             resource_id=live.resource_id,
             step_number=live.step,
             generation_count=record.generation_count,
-            pending_tokens=live.pending_tokens,
+            pending_tokens=self.pending_tokens(live),
             threshold=threshold,
             observation_tokens=record.observation_token_count,
             reflect_threshold=cfg.reflection.observation_tokens,

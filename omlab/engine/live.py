@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from omlab.engine.messages import Message
 from omlab.engine.record import ObservationRecord
@@ -52,6 +53,9 @@ class LiveMemory:
     last_message: Message | None = None
     #: message tokens per buffered chunk id, recounted from ``counts`` (cleared when a message changes)
     chunk_tokens: dict[str, int] = field(default_factory=dict)
+    #: ``compat="reference"`` in resource scope: the reference's observed-id sets
+    #: (``omlab.engine.reference_resource.ReferenceResourceState``)
+    reference_resource: Any = None
 
     @property
     def obs_key(self) -> str:

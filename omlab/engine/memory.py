@@ -138,6 +138,7 @@ class ObservationalMemory:
             previous_observer_tokens=obs.previous_observer_tokens,
             client=client,
             observe_attachments=obs.observe_attachments,
+            sort_lines=config.compat != "reference",
         )
         reflector = ReflectorRunner(
             model=refl.model,
@@ -146,6 +147,7 @@ class ObservationalMemory:
             instruction=refl.instruction,
             client=client,
             count=counter.count_log,
+            sort_lines=config.compat != "reference",
         )
         observation_extractors, reflection_extractors = configured_extractors(config)
         #: the engine's parts as the cycles see them; the properties below read them from here
@@ -365,7 +367,7 @@ class ObservationalMemory:
                     await reference_step(self.context, live, result, trigger=trigger, actor_model=actor_model)
                 elif self.config.observation.async_enabled:
                     await buffering_step(self.context, live, result)
-                elif live.pending_tokens >= self.context.threshold(live):
+                elif self.context.pending_tokens(live) >= self.context.threshold(live):
                     await self._observe_now(live, trigger, result)
                 if not reference_step_run:
                     await maybe_reflect(self.context, live, trigger, result, actor_model=actor_model)

@@ -160,7 +160,7 @@ def _observations_body(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if _LIST_ITEM.match(line)).strip()
 
 
-def parse_observer_output(text: str, *, inline_slugs: Sequence[str] = ()) -> ObserverOutput:
+def parse_observer_output(text: str, *, inline_slugs: Sequence[str] = (), sort_lines: bool = True) -> ObserverOutput:
     r"""Parse a single-thread Observer or Reflector reply (om-reference §4.3).
 
     Steps: degenerate check on the sanitised whole output; strip inline extractor sections
@@ -174,6 +174,7 @@ def parse_observer_output(text: str, *, inline_slugs: Sequence[str] = ()) -> Obs
     Args:
         text: the model output.
         inline_slugs: slugs of inline extractors whose sections should be collected.
+        sort_lines: sort each date group by time (``compat="reference"``: left as written).
 
     Raises:
         ValueError: a slug is not kebab-case.
@@ -181,7 +182,9 @@ def parse_observer_output(text: str, *, inline_slugs: Sequence[str] = ()) -> Obs
     if is_degenerate(sanitize_observation_lines(text)):
         return ObserverOutput("", None, None, None, {}, True, text)
     extracted, stripped = _extract_inline(text, inline_slugs)
-    observations = sort_observations_by_time(sanitize_observation_lines(_observations_body(stripped)))
+    observations = sanitize_observation_lines(_observations_body(stripped))
+    if sort_lines:
+        observations = sort_observations_by_time(observations)
     hinted = _ANY_HINT_TAG.search(stripped) is not None
     return ObserverOutput(
         observations=observations,
@@ -205,7 +208,7 @@ def _take_first(tag: str, text: str) -> tuple[str | None, str]:
     return (match.group(1).strip() or None), text[: match.start()] + text[match.end() :]
 
 
-def parse_multi_thread_output(text: str, *, inline_slugs: Sequence[str] = ()) -> ThreadOutputs:
+def parse_multi_thread_output(text: str, *, inline_slugs: Sequence[str] = (), sort_lines: bool = True) -> ThreadOutputs:
     """Parse a multi-thread Observer reply into one ObserverOutput per ``<thread id="…">`` block.
 
     The blocks are looked for inside the first line-start ``<observations>`` block (or the whole
@@ -227,8 +230,9 @@ def parse_multi_thread_output(text: str, *, inline_slugs: Sequence[str] = ()) ->
         current_task, rest = _take_first("current-task", rest)
         suggested, rest = _take_first("suggested-response", rest)
         title, rest = _take_first("thread-title", rest)
+        sanitized = sanitize_observation_lines(rest.strip())
         outputs[thread_id] = ObserverOutput(
-            observations=sort_observations_by_time(sanitize_observation_lines(rest.strip())),
+            observations=sort_observations_by_time(sanitized) if sort_lines else sanitized,
             current_task=current_task or extracted.get("current-task"),
             suggested_response=suggested or extracted.get("suggested-response"),
             thread_title=title or extracted.get("thread-title"),

@@ -66,6 +66,7 @@ class ObserverRunner:
         previous_observer_tokens: int | None,
         client: Any,
         observe_attachments: Any = True,
+        sort_lines: bool = True,
     ) -> None:
         self.model = model
         self.settings = settings
@@ -75,6 +76,8 @@ class ObserverRunner:
         self.previous_observer_tokens = previous_observer_tokens
         self.client = client
         self.observe_attachments = observe_attachments
+        #: order each date group's bullets by time (``compat="reference"`` keeps them as written)
+        self.sort_lines = sort_lines
         self._systems: dict[tuple[tuple[str, str], ...], str] = {}
 
     def system_prompt(self, inline_items: Sequence[tuple[str, str]] = ()) -> str:
@@ -158,7 +161,7 @@ class ObserverRunner:
             )
             response = await self.client.complete(request)
             responses.append(response)
-            output = parse_observer_output(response.text, inline_slugs=inline_slugs)
+            output = parse_observer_output(response.text, inline_slugs=inline_slugs, sort_lines=self.sort_lines)
             if not output.degenerate and output.observations.strip():
                 return ObserverResult(output, responses, previous, truncated, prompt)
         raise unusable_output_error(
@@ -221,7 +224,7 @@ class ObserverRunner:
                 )
             )
             responses.append(response)
-            outputs = parse_multi_thread_output(response.text, inline_slugs=inline_slugs)
+            outputs = parse_multi_thread_output(response.text, inline_slugs=inline_slugs, sort_lines=self.sort_lines)
             if not outputs.degenerate and any(o.observations.strip() for o in outputs.values()):
                 summary = ObserverResult(
                     ObserverOutput(

@@ -58,6 +58,16 @@ docs/divergences.md and is proven by replaying the recorded reference traces
   wider reading of ranges, periods, ISO dates and dates inside lines);
 * temporal markers: the reference's relative-span wording and timestamp
   (``omlab.engine.temporal_markers.format_temporal_gap``; omlab: its bucketed ``[… later — …]``);
+* resource scope with several threads: the pending count is the unobserved list of every thread
+  after the record's cursor plus the other threads' ``<other-conversation>`` blocks counted as a
+  string (another thread's messages count twice); a cycle files that whole list under the current
+  thread's ``<thread>`` section (each other thread still brings its own messages since its own
+  cursor, so a message can be observed twice), never hands the Observer a message twice, merges a
+  section into the thread's *first* section of the same date, and sets the cursor to the cycle's
+  newest message (omlab: each unobserved message counted once and filed under its own thread;
+  ``omlab.engine.reference_resource``);
+* bullet order: the Observer's and the Reflector's bullets are kept as written (omlab: the
+  bullets of each ``Date:`` group are sorted by their time);
 * degenerate synchronous cycle: when the Observer loops twice, the cycle is skipped quietly
   (nothing committed, its messages stay unobserved, the failed part is still emitted) whatever
   ``failurePolicy`` says (omlab: under the default ``"abort"`` the error propagates, as documented).

@@ -77,8 +77,11 @@ class ReflectorRunner:
         client: Any,
         count: Callable[[str], int],
         multi_thread: bool = False,
+        sort_lines: bool = True,
     ) -> None:
         self.model = model
+        #: order each date group's bullets by time (``compat="reference"`` keeps them as written)
+        self.sort_lines = sort_lines
         self.settings = settings
         self.provider_options = provider_options
         self.client = client
@@ -135,7 +138,7 @@ class ReflectorRunner:
             )
             response = await self.client.complete(request)
             responses.append(response)
-            parsed = parse_observer_output(response.text, inline_slugs=inline_slugs)
+            parsed = parse_observer_output(response.text, inline_slugs=inline_slugs, sort_lines=self.sort_lines)
             body = parsed.observations.strip()
             if parsed.degenerate:
                 attempts.append(ReflectionAttempt(level, None, "degenerate"))

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from omlab.engine import extraction_step
+from omlab.engine import extraction_step, reference_resource
 from omlab.engine.errors import error_fields
 from omlab.engine.events import iso, new_cycle_id
 from omlab.engine.extraction_pipeline import ExtractionResult
@@ -80,13 +80,22 @@ async def observe_resource(
 ) -> None:
     """One synchronous resource-scope observation (``everything``: all threads, not just enough
     to reach the threshold)."""
-    by_thread = {t: safe_prefix(msgs) for t, msgs in group_by_thread(live.unobserved).items()}
-    by_thread = {t: msgs for t, msgs in by_thread.items() if msgs}
-    if not by_thread:
-        return
-    per_thread = {t: (live.tokens_of(msgs), msgs[0].created_at) for t, msgs in by_thread.items()}
-    threshold = 10**12 if everything else om.threshold(live)
-    batches = plan_batches(per_thread, threshold, om.config.observation.max_tokens_per_batch)
+    reference = om.config.compat == "reference"
+    if reference:  # the reference's lists (reference_resource), not omlab's per-thread cursors
+        plan = reference_resource.plan_cycle(om, live)
+        if plan is None:
+            return
+        by_thread = plan.by_thread
+        per_thread = {t: (plan.tokens[t], msgs[0].created_at) for t, msgs in by_thread.items()}
+        batches = plan.batches
+    else:
+        by_thread = {t: safe_prefix(msgs) for t, msgs in group_by_thread(live.unobserved).items()}
+        by_thread = {t: msgs for t, msgs in by_thread.items() if msgs}
+        if not by_thread:
+            return
+        per_thread = {t: (live.tokens_of(msgs), msgs[0].created_at) for t, msgs in by_thread.items()}
+        threshold = 10**12 if everything else om.threshold(live)
+        batches = plan_batches(per_thread, threshold, om.config.observation.max_tokens_per_batch)
     record = live.record
     cycle_id = new_cycle_id("obs")
     started = om.clock.now()
@@ -175,7 +184,10 @@ async def observe_resource(
                 continue
             newest = max(m.created_at for m in by_thread[thread_id])
             section = extraction_step.wrap_for_retrieval(om, output.observations.strip(), by_thread[thread_id])
-            text = merge_thread_section(text, shown_id, section, newest)
+            if reference:
+                text = reference_resource.merge_section(text, wrap_thread_section(shown_id, section), newest)
+            else:
+                text = merge_thread_section(text, shown_id, section, newest)
             per_thread_debug.append(
                 {
                     "threadId": thread_id,
@@ -203,7 +215,12 @@ async def observe_resource(
     record.active_observations = text
     record.observation_token_count = om.counter.count_log(text)
     cursor = max(max(m.created_at for m in by_thread[t]) for t in picked)
-    if record.last_observed_at is None or cursor > record.last_observed_at:
+    if reference:  # the cycle's newest message, and the ids the reference will not hand over again
+        record.last_observed_at = cursor
+        state = reference_resource.state_of(live)
+        state.sent.update(observed_ids)
+        state.observed.update(observed_ids)
+    elif record.last_observed_at is None or cursor > record.last_observed_at:
         record.last_observed_at = cursor
     record.total_tokens_observed += tokens_to_observe
     record.updated_at = om.clock.now()

@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 from test_mastra_oracle import (  # the module pytest imported (one registration of the mocks)
-    OBSERVER,
     REFLECTOR,
     MastraMockReflector,
     first_60_utf16,
@@ -94,7 +93,9 @@ def mock_multi_observer_factory(capture: ThreadsCapture) -> type:
 
 
 def to_thread_message(raw: dict[str, Any]) -> Message:
-    return Message.of(raw["role"], raw["content"], parse_time(raw["createdAt"]), id=raw["id"], thread_id=raw["threadId"])
+    return Message.of(
+        raw["role"], raw["content"], parse_time(raw["createdAt"]), id=raw["id"], thread_id=raw["threadId"]
+    )
 
 
 @dataclass
@@ -225,7 +226,9 @@ def test_the_fixture_is_the_documented_run(trace):
     assert (len(cycles), len(reflections), trace["final"]["generationCount"]) == (24, 4, 4)
     # the mock answers in the reference's multi-thread format (the first cycle: thread-b's turn)
     first = next(c for c in trace["steps"][cycles[0]]["llmCalls"] if c["kind"] == "observer")
-    assert first["output"].startswith('<observations>\n<thread id="thread-b">\nDate: Mar 4, 2024\n* 🔴 (17:42) User said:')
+    assert first["output"].startswith(
+        '<observations>\n<thread id="thread-b">\nDate: Mar 4, 2024\n* 🔴 (17:42) User said:'
+    )
 
 
 def test_the_mock_answers_like_the_recorders(trace):
@@ -247,3 +250,56 @@ def test_every_step_agrees_in_reference_mode(trace):
     _, steps = asyncio.run(replay_threads(in_mode(trace, "reference")))
     for index, (expected, actual) in enumerate(zip(trace["steps"], steps, strict=True)):
         assert actual_step(actual) == expected_step(expected), f"step {index} ({expected['messageId']})"
+
+
+def test_the_final_log_generations_and_thread_cursors_are_the_references_in_reference_mode(trace):
+    memory, _ = asyncio.run(replay_threads(in_mode(trace, "reference")))
+    last_thread = trace["messages"][-1]["threadId"]
+    assert asyncio.run(memory.get_observations(last_thread)) == trace["final"]["activeObservations"]
+    history = asyncio.run(memory.get_history(last_thread))
+    assert sorted(
+        (r.generation_count, r.observation_token_count, hashlib.sha1(r.active_observations.encode()).hexdigest()[:12])
+        for r in history
+    ) == sorted((g["generationCount"], g["observationTokenCount"], g["sha1_12"]) for g in trace["final"]["generations"])
+    # each thread's cursor: the newest message of its last section (which may hold other threads' messages)
+    threads = {t.id: t for t in asyncio.run(memory.list_threads(last_thread))}
+    expected = {t: meta["lastObservedAt"] for t, meta in trace["final"]["threadOmMetadataByThread"].items()}
+    assert {t: threads[t].om["lastObservedAt"] for t in expected} == expected
+
+
+def test_the_reference_counts_other_threads_twice_and_files_its_list_under_the_current_thread(trace):
+    """Why the default mode parts from the trace at step 12, the first message of thread-b."""
+    from omlab.engine.reference_resource import format_messages
+    from omlab.engine.token_counter import TokenCounter
+
+    counter = TokenCounter(None)
+    messages = [to_thread_message(m) for m in trace["messages"]]
+    first_b = next(i for i, m in enumerate(messages) if m.thread_id == "thread-b")
+    assert first_b == 12
+    listed = counter.count_messages(messages[: first_b + 1])  # every unobserved message, once
+    block = f'<other-conversation id="thread-a">\n{format_messages(messages[:first_b], "UTC")}\n</other-conversation>'
+    assert (listed, counter.count_string(block)) == (1518, 1240)
+    assert trace["steps"][first_b]["pendingTokens"] == listed + counter.count_string(block) == 2758
+    # its first cycle (step 14, in thread-b) puts thread-a's twelve messages under thread-b as well
+    call = next(c for c in trace["steps"][14]["llmCalls"] if c["kind"] == "observer")
+    ids = [m.id for m in messages]
+    assert call["observedByThread"] == {"thread-b": ids[12:15] + ids[:12], "thread-a": ids[:12]}
+
+
+def test_the_default_mode_agrees_until_the_first_message_of_a_second_thread(trace):
+    _, steps = asyncio.run(replay_threads(in_mode(trace, "omlab")))
+    assert agreeing_steps(trace, steps) == (12, 12)
+    differing = {k for k, v in actual_step(steps[12]).items() if expected_step(trace["steps"][12])[k] != v}
+    assert differing == {"pendingTokens"}
+    assert steps[12].pending_tokens == 1518  # each unobserved message counted once
+    # omlab's cycles file each thread's messages under that thread only, and observe each once
+    thread_of = {m["id"]: m["threadId"] for m in trace["messages"]}
+    observed = [i for step in steps for by_thread in step.observed_by_thread for ids in by_thread.values() for i in ids]
+    assert len(observed) == len(set(observed))
+    assert all(
+        thread_of[i] == thread
+        for step in steps
+        for call in step.observed_by_thread
+        for thread, ids in call.items()
+        for i in ids
+    )

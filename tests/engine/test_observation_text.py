@@ -218,6 +218,18 @@ def test_multi_thread_output_splits_per_thread() -> None:
     assert outputs.degenerate is False and outputs.raw == MULTI
 
 
+def test_reference_mode_keeps_the_bullets_as_written() -> None:
+    """``sort_lines=False`` (``compat="reference"``): the reference never reorders the bullets."""
+    text = "<observations>\nDate: Jan 1, 2026\n* 🔴 (10:05) second\n* 🔴 (10:01) first\n</observations>"
+    assert parse_observer_output(text).observations.endswith("(10:01) first\n* 🔴 (10:05) second")
+    assert parse_observer_output(text, sort_lines=False).observations.endswith("(10:05) second\n* 🔴 (10:01) first")
+    threads = '<observations>\n<thread id="a">\n' + text.split("\n", 1)[1].replace(
+        "</observations>", "</thread>\n</observations>"
+    )
+    assert parse_multi_thread_output(threads)["a"].observations.endswith("(10:05) second")
+    assert parse_multi_thread_output(threads, sort_lines=False)["a"].observations.endswith("(10:01) first")
+
+
 def test_multi_thread_without_observations_wrapper_and_without_threads() -> None:
     assert list(parse_multi_thread_output('<thread id="x">\n* 🔴 (1:00) hi\n</thread>')) == ["x"]
     assert dict(parse_multi_thread_output("* 🔴 (10:00) no thread tags")) == {}
