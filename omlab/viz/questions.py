@@ -8,7 +8,9 @@ html`` (``questions.html``) and by the notebook widget
 Each question is a ``<section class="omlab-question">`` (``data-type``, ``data-verdict`` =
 ``right``/``wrong``/``unjudged``, ``data-cause`` = its loss cause) holding the question, the gold
 and model answers, the verdict and F1, each evidence turn's lineage as a small timeline
-(``ol.omlab-timeline``), and the memory context at question time (the final observation log) with
+(``ol.omlab-timeline``), for an evidence line a reflection dropped the line's text beside what
+the Reflector wrote instead (``div.omlab-drop`` with ``.omlab-dropped`` and ``.omlab-instead``
+lines), and the memory context at question time (the final observation log) with
 the lines that carry the evidence marked ``.omlab-evidence``; evidence still unobserved at the end
 is shown as the raw message it is in the context, marked the same way. The page shows an excerpt
 of the context around the evidence lines (``window`` lines either side); the widget shows it all.
@@ -20,12 +22,13 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from omlab.bench.lineage import LOSS_CAUSES, final_log
+from omlab.bench.lineage.drops import DROP_COLUMNS, reflection_drops
 
 CAUSE_LABELS: Mapping[str, str] = {
     "lost_at_observation": "lost at observation",
@@ -51,6 +54,10 @@ CSS = (
     ".omlab-line{margin:0}.omlab-gap{color:#888;font-style:italic}"
     ".omlab-evidence{background:#fff3a8;outline:1px solid #e0c000}"
     ".omlab-filters select{margin-right:12px}"
+    ".omlab-drop{margin:2px 0 8px 0;padding:4px 8px;border-left:3px solid #d99;background:#fdf6f6;font-size:12px}"
+    ".omlab-drop-head{color:#555;margin:2px 0}.omlab-shared{color:#777;font-style:italic;margin-left:6px}"
+    ".omlab-dropped,.omlab-instead{font-family:monospace;white-space:pre-wrap;margin:1px 0 1px 8px;padding:1px 4px}"
+    ".omlab-dropped{background:#f8d7d7}.omlab-instead{background:#e6eef8}"
 )
 _FILTER_JS = """
 <script>
@@ -70,12 +77,14 @@ function omlabFilter(){
 
 @dataclass(frozen=True, slots=True)
 class QuestionFrames:
-    """What the view reads: one row per question (:func:`question_table`), the lineage rows and
-    the final observation log of each conversation."""
+    """What the view reads: one row per question (:func:`question_table`), the lineage rows, the
+    final observation log of each conversation and the evidence lines reflections dropped with
+    what the Reflector wrote instead (:func:`omlab.bench.lineage.drops.reflection_drops`)."""
 
     questions: pd.DataFrame
     lineage: pd.DataFrame
     logs: Mapping[str, list[str]]
+    drops: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DROP_COLUMNS)))
 
 
 def question_table(answers: pd.DataFrame, lineage_questions: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +119,8 @@ def question_frames(
     if len(events):
         for conversation_id, frame in events.groupby("conversation_id", sort=False):
             logs[str(conversation_id)] = final_log(frame.sort_values("seq"))
-    return QuestionFrames(question_table(answers, lineage_questions), lineage, logs)
+    drops = reflection_drops(lineage, events)
+    return QuestionFrames(question_table(answers, lineage_questions), lineage, logs, drops)
 
 
 def filter_questions(
@@ -159,8 +169,10 @@ def question_html(frames: QuestionFrames, question_id: str, *, window: int | Non
         )
         + "</table>",
     ]
+    drops = frames.drops[frames.drops["question_id"] == question_id] if len(frames.drops) else frames.drops
     for item in evidence.itertuples():
         parts.append(_timeline(item))
+        parts.extend(_drop(drop) for drop in drops[drops["evidence_id"] == item.evidence_id].itertuples())
     log = frames.logs.get(_text(q.get("conversation_id")), [])
     parts.append(_context(log, evidence, window))
     parts.append("</section>")
@@ -226,6 +238,29 @@ def _timeline(item: Any) -> str:
     css = "omlab-kept" if present else "omlab-lost"
     stages.append(f"<li class='{css}'>at question time: {'in context' + where if present else 'not in context'}</li>")
     return f"<ol class='omlab-timeline'>{''.join(stages)}</ol>"
+
+
+def _drop(drop: Any) -> str:
+    """A dropped evidence line beside what the Reflector wrote instead (``div.omlab-drop``)."""
+    esc = html.escape
+    lines = int(drop.generation_lines)
+    parts = [
+        f"<div class='omlab-drop' data-evidence='{esc(_text(drop.evidence_id))}'>",
+        f"<div class='omlab-drop-head'>gen {_int(drop.generation)} (step {_int(drop.step)}) dropped this line:</div>",
+        f"<div class='omlab-dropped'>− {esc(drop.dropped)}</div>",
+    ]
+    if drop.how == "closest":
+        head = f"the Reflector wrote instead (closest of the {lines} lines it wrote):"
+    elif drop.how == "in_its_place":
+        head = f"the Reflector wrote in its place (between the lines it kept around it; {lines} lines in all):"
+    else:
+        head = f"the Reflector wrote nothing in its place: none of its {lines} lines shares a word with it"
+    parts.append(f"<div class='omlab-drop-head'>{esc(head)}</div>")
+    for line, shared in zip(drop.instead, drop.shared, strict=True):
+        note = f"<span class='omlab-shared'>shares {shared} of its {int(drop.n_words)} words</span>" if shared else ""
+        parts.append(f"<div class='omlab-instead'>+ {esc(line)}{note}</div>")
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def _context(log: Sequence[str], evidence: pd.DataFrame, window: int | None) -> str:

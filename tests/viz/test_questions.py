@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 
 import pytest
@@ -125,3 +127,39 @@ def test_the_static_copy_is_collapsed_cards_styled_inline(run):
     for chip in re.findall(r"<li[^>]*>", static):
         assert "margin:0 4px 4px 0" in chip
     assert all("text-align:left" in cell for cell in re.findall(r"<td[^>]*>", static))
+
+
+def test_a_question_lost_at_reflection_shows_the_dropped_line_and_what_the_reflector_wrote(run):
+    results, run_id = run
+    state = QuestionsState.from_run(results, run_id)
+    lost = state.frames.questions[state.frames.questions["loss_cause"] == "lost_at_reflection"]
+    assert len(lost), "the suite reflects: some evidence is dropped"
+    question_id = lost["question_id"].iloc[0]
+    state.set_filters(cause="lost_at_reflection")
+    state.select(question_id)
+    page = state.html(window=3)
+    dropped = state.frames.lineage[
+        (state.frames.lineage["question_id"] == question_id) & (state.frames.lineage["fate"] == "dropped")
+    ]
+    block = page.split("<div class='omlab-drop'", 1)[1].split("<details", 1)[0]
+    generation = next(g for g in json.loads(dropped["generations"].iloc[0]) if g["fate"] == "dropped")
+    assert f"gen {generation['generation']} (step {generation['step']}) dropped this line" in block
+    dropped_text = re.search(r"<div class='omlab-dropped'>− (.*?)</div>", block).group(1)
+    assert html.unescape(dropped_text).startswith("* ")  # an observation line, not a chip
+    instead = re.findall(r"<div class='omlab-instead'>\+ (.*?)<span class='omlab-shared'>shares (\d+) of its", block)
+    assert instead and all(int(shared) > 0 for _, shared in instead)
+    assert "the Reflector wrote instead" in block
+
+
+def test_the_questions_page_and_the_static_copy_show_the_dropped_lines(run):
+    from omlab.viz.widgets.questions import QuestionsView
+
+    results, run_id = run
+    report = write_report(results, run_id, fmt="html")
+    page = (report.parent / "questions.html").read_text(encoding="utf-8")
+    lost = page.count("data-cause='lost_at_reflection'")
+    assert lost and page.count("<div class='omlab-drop'") >= lost
+    view = QuestionsView(QuestionsState.from_run(results, run_id))
+    view.cause.value = "lost_at_reflection"
+    assert "<div class='omlab-dropped'>" in view.detail.value
+    assert "<div class='omlab-dropped'" in view.static().data

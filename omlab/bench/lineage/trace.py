@@ -131,7 +131,30 @@ def trace_conversation(
 def final_log(events: pd.DataFrame) -> list[str]:
     """The lines of the observation log after one conversation's events (``seq`` order), rebuilt
     as the module docstring says."""
+    return _replayed(events, _LogState({}, {})).lines
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    """One reflection of a conversation's log: the generation it made and the log's lines just
+    before and just after it (what the Reflector read and what it wrote)."""
+
+    generation: int
+    before: list[str]
+    after: list[str]
+
+
+def reflections(events: pd.DataFrame) -> list[Reflection]:
+    """The reflections of one conversation's events (``seq`` order), in order, numbered as the
+    lineage's ``generations`` number them."""
     state = _LogState({}, {})
+    state.reflections = []
+    _replayed(events, state)
+    return state.reflections
+
+
+def _replayed(events: pd.DataFrame, state: _LogState) -> _LogState:
+    """``state`` after the lineage events of ``events`` (``seq`` order), without steps."""
     for type_, operation, cycle_id, payload in zip(
         _objects(events, "type"),
         _objects(events, "operation_type"),
@@ -143,7 +166,7 @@ def final_log(events: pd.DataFrame) -> list[str]:
             state.apply(
                 str(type_), str(operation), cycle_id if isinstance(cycle_id, str) else None, _data(payload), None
             )
-    return state.lines
+    return state
 
 
 def _objects(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -166,6 +189,7 @@ class _LogState:
         self.chunks: dict[str, tuple[list[str], list[str], int | None]] = {}
         self.waiting = dict(traces)  # not yet covered by a cycle
         self.live: list[MessageTrace] = []  # observed, lines not dropped yet
+        self.reflections: list[Reflection] | None = None  # kept only when asked for
 
     def apply(self, type_: str, operation: str, cycle_id: str | None, data: dict, step: int | None) -> None:
         text = data.get("observations")
@@ -229,7 +253,9 @@ class _LogState:
     def _reflect(self, text: str, data: dict, step: int | None) -> None:
         generation = data.get("generationCount")
         self.generation = generation if isinstance(generation, int) else self.generation + 1
-        self.lines = log_lines(text)
+        before, self.lines = self.lines, log_lines(text)
+        if self.reflections is not None:
+            self.reflections.append(Reflection(self.generation, before, list(self.lines)))  # the log grows in place
         if not self.live:
             return
         carriers = Generation(self.lines).carriers_of([line for trace in self.live for line in trace.tracked])
@@ -293,4 +319,12 @@ def _event_steps(events: pd.DataFrame, steps: pd.DataFrame, is_status: np.ndarra
     return np.array(numbers[index].tolist(), dtype=object)  # Python ints: they go into JSON
 
 
-__all__ = ["LINEAGE_EVENT_TYPES", "ConversationTrace", "MessageTrace", "final_log", "trace_conversation"]
+__all__ = [
+    "LINEAGE_EVENT_TYPES",
+    "ConversationTrace",
+    "MessageTrace",
+    "Reflection",
+    "final_log",
+    "reflections",
+    "trace_conversation",
+]

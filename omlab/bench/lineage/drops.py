@@ -1,0 +1,160 @@
+"""What a reflection dropped of the evidence, and what the Reflector wrote instead.
+
+The ``lineage`` table says *that* an evidence turn's lines were dropped, and by which generation;
+the text is already in the run's events (each reflection's part carries the whole new log), so
+it is read from there on demand rather than stored again. For each ``dropped`` lineage row,
+:func:`reflection_drops` follows the turn's observation lines through the generations before the
+drop (the same carrier rule as the lineage, :mod:`omlab.bench.lineage.lines`), so a line the
+Reflector had already rewritten shows as the rewritten line it dropped, and pairs each dropped
+line with what the dropping generation wrote instead:
+
+* ``closest``: the generation's lines that share the most content words with the dropped line
+  (at most :data:`CLOSEST`; a line that kept half its words would have carried it, so these
+  keep less); ties go to a line of the same ``(HH:MM)`` time, then to the most similar text;
+* ``in_its_place``: when no line shares a word, the lines the Reflector wrote between the lines
+  it kept around the dropped one (at most :data:`IN_ITS_PLACE`);
+* ``none``: nothing of either (the Reflector wrote nothing there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+import pandas as pd
+
+from omlab.bench.lineage.lines import Generation, words
+from omlab.bench.lineage.trace import Reflection, reflections
+
+CLOSEST = 2
+"""Lines shown as the closest the Reflector wrote, at most."""
+IN_ITS_PLACE = 3
+"""Lines shown as written in the dropped line's place, at most."""
+_TIME_RE = re.compile(r"\((\d{1,2}:\d{2})")
+NEIGHBOURS = 20
+"""Lines looked at either side of a dropped line for a neighbour the reflection kept."""
+DROP_COLUMNS: tuple[str, ...] = (
+    "conversation_id",
+    "question_id",
+    "evidence_id",
+    "generation",
+    "step",
+    "dropped",
+    "n_words",
+    "how",
+    "instead",
+    "shared",
+    "generation_lines",
+)
+"""The columns of :func:`reflection_drops`: ``dropped`` the line's text, ``n_words`` its content
+words, ``how`` one of ``closest``/``in_its_place``/``none``, ``instead`` the Reflector's lines
+(a list), ``shared`` the content words each shares with the dropped line (a list),
+``generation_lines`` the number of lines the dropping generation wrote."""
+
+
+def reflection_drops(lineage: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """One row per evidence line a reflection dropped (columns :data:`DROP_COLUMNS`).
+
+    Args:
+        lineage: A run's ``lineage`` frame (rows of other fates are passed over).
+        events: The run's lineage events (:data:`~omlab.bench.lineage.LINEAGE_EVENT_TYPES`) of
+            at least the conversations of the dropped rows; a conversation without its
+            reflection parts gives no rows.
+    """
+    rows: list[dict] = []
+    if len(lineage) == 0 or "fate" not in lineage or len(events) == 0:
+        return pd.DataFrame(rows, columns=list(DROP_COLUMNS))
+    dropped = lineage[lineage["fate"] == "dropped"]
+    for conversation_id, evidence in dropped.groupby("conversation_id", sort=False):
+        mine = events[events["conversation_id"] == conversation_id].sort_values("seq", kind="stable")
+        by_generation = {r.generation: r for r in reflections(mine)}
+        for item in evidence.itertuples():
+            rows.extend(_drops_of(item, by_generation))
+    return pd.DataFrame(rows, columns=list(DROP_COLUMNS))
+
+
+def instead_of(line: str, reflection: Reflection) -> tuple[str, list[str], list[int]]:
+    """What ``reflection`` wrote instead of ``line`` (one of the lines it read): ``(how, lines,
+    shared words of each)`` as the module docstring says."""
+    line_words = words(line)
+    shared = [(len(line_words & words(other)), index) for index, other in enumerate(reflection.after)]
+    sharing = [(count, index) for count, index in shared if count > 0]
+    if sharing:
+        time = _time(line)
+        matcher = SequenceMatcher(None, "", line.lower(), autojunk=False)
+
+        def rank(pair: tuple[int, int]) -> tuple:
+            other = reflection.after[pair[1]]
+            matcher.set_seq1(other.lower())
+            return (-pair[0], time is None or _time(other) != time, -matcher.ratio(), pair[1])
+
+        closest = sorted(sharing, key=rank)[:CLOSEST]
+        return "closest", [reflection.after[i] for _, i in closest], [count for count, _ in closest]
+    placed = _in_its_place(line, reflection.before, reflection.after)
+    return ("in_its_place", placed, [0] * len(placed)) if placed else ("none", [], [])
+
+
+def _time(line: str) -> str | None:
+    found = _TIME_RE.search(line)
+    return found.group(1) if found else None
+
+
+def _drops_of(item, by_generation: dict[int, Reflection]) -> list[dict]:
+    tracked = json.loads(item.lines) if isinstance(item.lines, str) else []
+    generations = json.loads(item.generations) if isinstance(item.generations, str) else []
+    for entry in generations:
+        reflection = by_generation.get(entry.get("generation"))
+        if reflection is None:  # the run file lacks this reflection's part
+            return []
+        if entry.get("fate") == "dropped":
+            return [_row(item, entry, line, reflection) for line in tracked]
+        carriers = Generation(reflection.after).carriers_of(tracked)
+        tracked = list(dict.fromkeys(line for kept in tracked for line in carriers[kept]))
+    return []
+
+
+def _row(item, entry: dict, line: str, reflection: Reflection) -> dict:
+    how, instead, shared = instead_of(line, reflection)
+    return {
+        "conversation_id": item.conversation_id,
+        "question_id": item.question_id,
+        "evidence_id": item.evidence_id,
+        "generation": entry.get("generation"),
+        "step": entry.get("step"),
+        "dropped": line,
+        "n_words": len(words(line)),
+        "how": how,
+        "instead": instead,
+        "shared": shared,
+        "generation_lines": len(reflection.after),
+    }
+
+
+def _in_its_place(line: str, before: Sequence[str], after: Sequence[str]) -> list[str]:
+    """The lines of ``after`` between the carriers of the nearest lines of ``before`` kept on
+    either side of ``line``; [] when neither side has one within :data:`NEIGHBOURS` lines."""
+    if line not in before:
+        return []
+    at = before.index(line)
+    generation = Generation(list(after))
+    position = {text: index for index, text in enumerate(after)}
+
+    def carried_at(indices: range) -> int | None:
+        for index in indices:
+            found = generation.carriers(before[index])
+            if found:
+                return position[found[0]]
+        return None
+
+    start = carried_at(range(at - 1, max(-1, at - 1 - NEIGHBOURS), -1))
+    end = carried_at(range(at + 1, min(len(before), at + 1 + NEIGHBOURS)))
+    if start is None and end is None:
+        return []
+    low = -1 if start is None else start
+    high = len(after) if end is None else end
+    return list(after[low + 1 : high])[:IN_ITS_PLACE]
+
+
+__all__ = ["CLOSEST", "DROP_COLUMNS", "IN_ITS_PLACE", "instead_of", "reflection_drops"]
