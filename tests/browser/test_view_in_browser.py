@@ -1,7 +1,8 @@
 """``omlab view`` in Chromium: open the run list, filter it, open a run, a question, a call (its
 prompt and response), and compare two runs. The server is the real command (``omlab view --port
 N``) over a results folder holding an offline run of a small synthetic suite and two hand-written
-runs of another suite."""
+runs of another suite. A question whose evidence a reflection dropped opens on that evidence: the
+dropped line beside what the Reflector wrote instead, in the window (``question-evidence.png``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ SMALL = (
     .replace("target_tokens = 30000", "target_tokens = 12000")
     .replace("n_questions = 12", "n_questions = 6")
     .replace('name = "quickstart"', 'name = "view-small"')
+    # reflect often, so some questions' evidence is lost at reflection
+    .replace("reflection = { observationTokens = 6000 }", "reflection = { observationTokens = 600 }")
 )
 
 
@@ -172,4 +175,43 @@ def test_list_filter_run_question_call_and_compare(site, page):
     assert "engine.observation.messageTokens" in page.locator("table#config-diff").inner_text()
     assert "+0.250" in page.locator("table#metric-diff").inner_text()
     _shot(page, screens, "06-compare")
+    assert not errors, errors
+
+
+def _in_window(page, locator) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 200) <= VIEWPORT["height"]
+
+
+def test_a_question_lost_at_reflection_opens_on_its_evidence(site, page):
+    url, screens = site
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(url + "?suite=view-small")
+    page.locator("table#runs tr[data-run] a").first.click()
+    page.wait_for_url(re.compile(r"/run/"))
+    with page.expect_navigation():
+        page.select_option("select[name='cause']", "lost_at_reflection")
+    lost = page.locator("table#question-table tr[data-question]")
+    assert lost.count() >= 1
+    lost.first.locator("a").click()
+    page.wait_for_url(re.compile(r"/question/"))
+    page.wait_for_load_state("load")
+    section = page.locator("section.omlab-question")
+    assert section.get_attribute("data-cause") == "lost_at_reflection"
+    drop = section.locator(".omlab-drop").first
+    assert _in_window(page, drop), drop.bounding_box()
+    dropped = drop.locator(".omlab-dropped").inner_text()
+    assert dropped.startswith("− ") and len(dropped) > 20  # the observation line's text, not a chip
+    instead = drop.locator(".omlab-instead")
+    assert instead.count() >= 1 and instead.first.inner_text().startswith("+ ")
+    assert "the Reflector wrote" in drop.inner_text()
+    evidence = section.locator(".omlab-context .omlab-evidence")
+    if evidence.count():  # an evidence turn still in the memory: its line is in view in its box
+        assert _in_window(page, evidence.first), evidence.first.bounding_box()
+    screens.mkdir(parents=True, exist_ok=True)
+    path = screens / "question-evidence.png"
+    page.screenshot(path=str(path))  # the window as opened, not the whole page
+    SCREENS_COPY.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, SCREENS_COPY / path.name)
     assert not errors, errors
