@@ -170,9 +170,10 @@ def question_html(frames: QuestionFrames, question_id: str, *, window: int | Non
         + "</table>",
     ]
     drops = frames.drops[frames.drops["question_id"] == question_id] if len(frames.drops) else frames.drops
+    shown: dict[tuple[Any, str], str] = {}  # (generation, line) -> the turn it is shown for
     for item in evidence.itertuples():
         parts.append(_timeline(item))
-        parts.extend(_drop(drop) for drop in drops[drops["evidence_id"] == item.evidence_id].itertuples())
+        parts.extend(_drop(drop, shown) for drop in drops[drops["evidence_id"] == item.evidence_id].itertuples())
     log = frames.logs.get(_text(q.get("conversation_id")), [])
     parts.append(_context(log, evidence, window))
     parts.append("</section>")
@@ -240,13 +241,20 @@ def _timeline(item: Any) -> str:
     return f"<ol class='omlab-timeline'>{''.join(stages)}</ol>"
 
 
-def _drop(drop: Any) -> str:
-    """A dropped evidence line beside what the Reflector wrote instead (``div.omlab-drop``)."""
+def _drop(drop: Any, shown: dict[tuple[Any, str], str]) -> str:
+    """A dropped evidence line beside what the Reflector wrote instead (``div.omlab-drop``); a
+    line already shown for another turn of the question (their lines were merged) is named only."""
     esc = html.escape
     lines = int(drop.generation_lines)
+    when = f"gen {_int(drop.generation)} (step {_int(drop.step)})"
+    opening = f"<div class='omlab-drop' data-evidence='{esc(_text(drop.evidence_id))}'>"
+    first = shown.setdefault((drop.generation, drop.dropped), _text(drop.evidence_id))
+    if first != _text(drop.evidence_id):
+        note = f"{when} dropped the same line as for turn {first} (above): the two turns' lines had been merged"
+        return f"{opening}<div class='omlab-drop-head'>{esc(note)}</div></div>"
     parts = [
-        f"<div class='omlab-drop' data-evidence='{esc(_text(drop.evidence_id))}'>",
-        f"<div class='omlab-drop-head'>gen {_int(drop.generation)} (step {_int(drop.step)}) dropped this line:</div>",
+        opening,
+        f"<div class='omlab-drop-head'>{when} dropped this line:</div>",
         f"<div class='omlab-dropped'>− {esc(drop.dropped)}</div>",
     ]
     if drop.how == "closest":
@@ -257,8 +265,9 @@ def _drop(drop: Any) -> str:
         head = f"the Reflector wrote nothing in its place: none of its {lines} lines shares a word with it"
     parts.append(f"<div class='omlab-drop-head'>{esc(head)}</div>")
     for line, shared in zip(drop.instead, drop.shared, strict=True):
-        note = f"<span class='omlab-shared'>shares {shared} of its {int(drop.n_words)} words</span>" if shared else ""
-        parts.append(f"<div class='omlab-instead'>+ {esc(line)}{note}</div>")
+        # the words themselves: "jan, 2024" reads as a weak match where a count would not
+        note = f"shares {len(shared)} of its {int(drop.n_words)} words: {', '.join(shared)}" if len(shared) else ""
+        parts.append(f"<div class='omlab-instead'>+ {esc(line)}<span class='omlab-shared'>{esc(note)}</span></div>")
     parts.append("</div>")
     return "".join(parts)
 

@@ -67,8 +67,8 @@ def test_every_dropped_evidence_row_has_its_lines_and_none_is_carried(recorded, 
         assert drop.generation_lines == len(reflection.after)
         assert all(line in reflection.after for line in drop.instead)
         if drop.how == "closest":
-            assert drop.shared == [len(words(drop.dropped) & words(line)) for line in drop.instead]
-            assert all(0 < shared < 0.5 * drop.n_words for shared in drop.shared)
+            assert drop.shared == [sorted(words(drop.dropped) & words(line)) for line in drop.instead]
+            assert all(0 < len(shared) < 0.5 * drop.n_words for shared in drop.shared)
 
 
 def test_a_line_the_reflector_shortened_is_paired_with_the_stub_it_wrote(recorded):
@@ -77,6 +77,7 @@ def test_a_line_the_reflector_shortened_is_paired_with_the_stub_it_wrote(recorde
     assert row.dropped == "* 🔴 (09:30) User stated Random update: they accepted an offer to work as a urban planner."
     assert row.how == "closest"
     assert row.instead[0] == "* 🔴 (09:30) User stated Random update …"  # same time beats more shared words
+    assert row.shared[0] == ["random", "update"]
 
 
 def test_a_line_rewritten_before_it_was_dropped_shows_as_rewritten(recorded):
@@ -93,7 +94,7 @@ def test_without_a_shared_word_the_lines_written_in_its_place_are_shown():
         before=["* kept alpha beta", "* dog named biscuit", "* kept gamma delta"],
         after=["* kept alpha beta", "* pets discussed briefly", "* kept gamma delta"],
     )
-    assert instead_of("* dog named biscuit", reflection) == ("in_its_place", ["* pets discussed briefly"], [0])
+    assert instead_of("* dog named biscuit", reflection) == ("in_its_place", ["* pets discussed briefly"], [[]])
     nothing = Reflection(3, before=reflection.before, after=["* kept alpha beta", "* kept gamma delta"])
     assert instead_of("* dog named biscuit", nothing) == ("none", [], [])
 

@@ -6,6 +6,7 @@ import html
 import json
 import re
 
+import pandas as pd
 import pytest
 
 from omlab.bench.run.options import RunOptions
@@ -163,3 +164,57 @@ def test_the_questions_page_and_the_static_copy_show_the_dropped_lines(run):
     view.cause.value = "lost_at_reflection"
     assert "<div class='omlab-dropped'>" in view.detail.value
     assert "<div class='omlab-dropped'" in view.static().data
+
+
+def test_a_line_two_turns_were_merged_into_is_shown_once_and_named_for_the_second():
+    from omlab.viz.questions import QuestionFrames, question_html
+
+    merged = "* 🔴 (09:25) User stated they donated 2 bags of old clothes"
+    questions = pd.DataFrame(
+        [{"question_id": "q1", "conversation_id": "c1", "question_type": "multi-session", "verdict": "wrong"}]
+    )
+    lineage = pd.DataFrame(
+        [
+            {
+                "question_id": "q1",
+                "evidence_id": turn,
+                "ingest_step": 3,
+                "cycle_id": "cy",
+                "cycle_kind": "observation",
+                "buffered_step": None,
+                "observed_step": 4,
+                "observed_generation": 0,
+                "match": "message_id",
+                "lines": json.dumps([line]),
+                "generations": json.dumps(
+                    [{"generation": 1, "step": 9, "fate": "merged"}, {"generation": 2, "step": 12, "fate": "dropped"}]
+                ),
+                "final_lines": "[]",
+                "evidence_text": "",
+                "in_context": False,
+                "in_context_as": None,
+            }
+            for turn, line in (("s1:1", "* donated 2 bags"), ("s2:1", "* donated 14 more bags"))
+        ]
+    )
+    drops = pd.DataFrame(
+        [
+            {
+                "question_id": "q1",
+                "evidence_id": turn,
+                "generation": 2,
+                "step": 12,
+                "dropped": merged,
+                "n_words": 5,
+                "how": "closest",
+                "instead": ["* 🔴 (09:25) User stated they donated …"],
+                "shared": [["donated"]],
+                "generation_lines": 30,
+            }
+            for turn in ("s1:1", "s2:1")
+        ]
+    )
+    page = question_html(QuestionFrames(questions, lineage, {"c1": []}, drops), "q1")
+    assert page.count("<div class='omlab-dropped'>") == 1
+    assert "shares 1 of its 5 words: donated" in page
+    assert "gen 2 (step 12) dropped the same line as for turn s1:1 (above)" in page

@@ -50,7 +50,8 @@ DROP_COLUMNS: tuple[str, ...] = (
 )
 """The columns of :func:`reflection_drops`: ``dropped`` the line's text, ``n_words`` its content
 words, ``how`` one of ``closest``/``in_its_place``/``none``, ``instead`` the Reflector's lines
-(a list), ``shared`` the content words each shares with the dropped line (a list),
+(a list), ``shared`` the content words each shares with the dropped line (a list of sorted
+lists),
 ``generation_lines`` the number of lines the dropping generation wrote."""
 
 
@@ -75,9 +76,9 @@ def reflection_drops(lineage: pd.DataFrame, events: pd.DataFrame) -> pd.DataFram
     return pd.DataFrame(rows, columns=list(DROP_COLUMNS))
 
 
-def instead_of(line: str, reflection: Reflection) -> tuple[str, list[str], list[int]]:
+def instead_of(line: str, reflection: Reflection) -> tuple[str, list[str], list[list[str]]]:
     """What ``reflection`` wrote instead of ``line`` (one of the lines it read): ``(how, lines,
-    shared words of each)`` as the module docstring says."""
+    the content words each shares with it)`` as the module docstring says."""
     line_words = words(line)
     shared = [(len(line_words & words(other)), index) for index, other in enumerate(reflection.after)]
     sharing = [(count, index) for count, index in shared if count > 0]
@@ -91,9 +92,10 @@ def instead_of(line: str, reflection: Reflection) -> tuple[str, list[str], list[
             return (-pair[0], time is None or _time(other) != time, -matcher.ratio(), pair[1])
 
         closest = sorted(sharing, key=rank)[:CLOSEST]
-        return "closest", [reflection.after[i] for _, i in closest], [count for count, _ in closest]
+        lines = [reflection.after[i] for _, i in closest]
+        return "closest", lines, [sorted(line_words & words(other)) for other in lines]
     placed = _in_its_place(line, reflection.before, reflection.after)
-    return ("in_its_place", placed, [0] * len(placed)) if placed else ("none", [], [])
+    return ("in_its_place", placed, [[] for _ in placed]) if placed else ("none", [], [])
 
 
 def _time(line: str) -> str | None:
