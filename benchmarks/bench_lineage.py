@@ -12,7 +12,9 @@ records (``conversations.started_at``/``finished_at``, summed over conversations
 ones reuse it. The last call is split in two: reading what it needs of the run's tables
 (``read_inputs``) and the pure computation (``lineage_frames``). Prints the times, the
 lineage's size (evidence rows, reflection generations) and the ratios lineage / replay and
-lineage / (replay + answer), whose target is under 10%.
+lineage / (replay + answer), whose target is under 10%. Last, the time the per-question views
+spend reading back what reflections dropped and what the Reflector wrote instead
+(``reflection_drops`` over the run's lineage and lineage events, read beforehand).
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ def split_lineage(catalog, run_id: str, conversations, scope: str) -> tuple[floa
 def main(
     tokens: int, n_conversations: int, questions: int, message_tokens: int, observation_tokens: int, repeat: int
 ) -> None:
-    from omlab.bench.lineage import run_lineage
-    from omlab.bench.results import ResultsCatalog, conversations_df, steps_df
+    from omlab.bench.lineage import LINEAGE_EVENT_TYPES, reflection_drops, run_lineage
+    from omlab.bench.results import ResultsCatalog, conversations_df, events_df, lineage_df, steps_df
     from omlab.bench.run.options import RunOptions
     from omlab.bench.run.runner import run_suite
     from omlab.bench.suite.dataset import load_conversations
@@ -122,6 +124,11 @@ def main(
             evidence, questions_frame = run_lineage(catalog, summary.run_id, conversations, scope=suite.replay.scope)
             times.append(time.perf_counter() - started)
         read_s, compute_s = split_lineage(catalog, summary.run_id, conversations, suite.replay.scope)
+        lineage = lineage_df(catalog, summary.run_id)
+        events = events_df(catalog, summary.run_id, types=list(LINEAGE_EVENT_TYPES))
+        started = time.perf_counter()
+        drops = reflection_drops(lineage, events)
+        drops_s = time.perf_counter() - started
 
     work = replay_s + answer_s
     print(
@@ -138,6 +145,10 @@ def main(
     print(f"  of which reading the run's tables {read_s:.3f} s, computing (lineage_frames) {compute_s:.3f} s")
     print(f"lineage / replay:          {times[0] / replay_s:.4f} ({100 * times[0] / replay_s:.2f}%)")
     print(f"lineage / (replay+answer): {times[0] / work:.4f} ({100 * times[0] / work:.2f}%, target < 10%)")
+    print(
+        f"reflection_drops (the per-question views' dropped lines and what the Reflector wrote instead): "
+        f"{drops_s:.3f} s for {len(drops):,} dropped lines ({drops['how'].value_counts().to_dict()})"
+    )
 
 
 if __name__ == "__main__":

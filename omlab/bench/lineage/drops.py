@@ -68,8 +68,10 @@ def reflection_drops(lineage: pd.DataFrame, events: pd.DataFrame) -> pd.DataFram
     if len(lineage) == 0 or "fate" not in lineage or len(events) == 0:
         return pd.DataFrame(rows, columns=list(DROP_COLUMNS))
     dropped = lineage[lineage["fate"] == "dropped"]
+    wanted = events[events["conversation_id"].isin(set(dropped["conversation_id"]))]
+    events_of = {key: frame for key, frame in wanted.groupby("conversation_id", sort=False)}
     for conversation_id, evidence in dropped.groupby("conversation_id", sort=False):
-        mine = events[events["conversation_id"] == conversation_id].sort_values("seq", kind="stable")
+        mine = events_of.get(conversation_id, wanted.iloc[0:0]).sort_values("seq", kind="stable")
         by_generation = {r.generation: r for r in reflections(mine)}
         for item in evidence.itertuples():
             rows.extend(_drops_of(item, by_generation))
