@@ -72,9 +72,7 @@ def reflection_drops(lineage: pd.DataFrame, events: pd.DataFrame) -> pd.DataFram
     events_of = {key: frame for key, frame in wanted.groupby("conversation_id", sort=False)}
     for conversation_id, evidence in dropped.groupby("conversation_id", sort=False):
         mine = events_of.get(conversation_id, wanted.iloc[0:0]).sort_values("seq", kind="stable")
-        by_generation = {r.generation: r for r in reflections(mine)}
-        for item in evidence.itertuples():
-            rows.extend(_drops_of(item, by_generation))
+        rows.extend(_drops_of(list(evidence.itertuples()), {r.generation: r for r in reflections(mine)}))
     return pd.DataFrame(rows, columns=list(DROP_COLUMNS))
 
 
@@ -88,12 +86,17 @@ def instead_of(line: str, reflection: Reflection) -> tuple[str, list[str], list[
         time = _time(line)
         matcher = SequenceMatcher(None, "", line.lower(), autojunk=False)
 
-        def rank(pair: tuple[int, int]) -> tuple:
-            other = reflection.after[pair[1]]
-            matcher.set_seq1(other.lower())
-            return (-pair[0], time is None or _time(other) != time, -matcher.ratio(), pair[1])
+        def coarse(pair: tuple[int, int]) -> tuple:
+            return (-pair[0], time is None or _time(reflection.after[pair[1]]) != time)
 
-        closest = sorted(sharing, key=rank)[:CLOSEST]
+        def rank(pair: tuple[int, int]) -> tuple:
+            matcher.set_seq1(reflection.after[pair[1]].lower())
+            return (*coarse(pair), -matcher.ratio(), pair[1])
+
+        # text similarity only breaks ties, and is slow: compare only the lines that can still place
+        keys = sorted(coarse(pair) for pair in sharing)
+        last = keys[min(CLOSEST, len(keys)) - 1]
+        closest = sorted((pair for pair in sharing if coarse(pair) <= last), key=rank)[:CLOSEST]
         lines = [reflection.after[i] for _, i in closest]
         return "closest", lines, [sorted(line_words & words(other)) for other in lines]
     placed = _in_its_place(line, reflection.before, reflection.after)
@@ -105,18 +108,34 @@ def _time(line: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _drops_of(item, by_generation: dict[int, Reflection]) -> list[dict]:
-    tracked = json.loads(item.lines) if isinstance(item.lines, str) else []
-    generations = json.loads(item.generations) if isinstance(item.generations, str) else []
-    for entry in generations:
-        reflection = by_generation.get(entry.get("generation"))
-        if reflection is None:  # the run file lacks this reflection's part
-            return []
-        if entry.get("fate") == "dropped":
-            return [_row(item, entry, line, reflection) for line in tracked]
-        carriers = Generation(reflection.after).carriers_of(tracked)
-        tracked = list(dict.fromkeys(line for kept in tracked for line in carriers[kept]))
-    return []
+def _drops_of(items: list, by_generation: dict[int, Reflection]) -> list[dict]:
+    """The drop rows of one conversation's dropped lineage rows: their lines followed generation
+    by generation, every row's lines looked up in a generation at once (one index per generation,
+    as the lineage does; a long run has dozens of generations of a thousand lines)."""
+    tracked = [json.loads(item.lines) if isinstance(item.lines, str) else [] for item in items]
+    entries = [json.loads(item.generations) if isinstance(item.generations, str) else [] for item in items]
+    found: dict[int, list[dict]] = {}
+    for generation in sorted(by_generation):
+        reflection = by_generation[generation]
+        here = [
+            k for k, row_entries in enumerate(entries) if row_entries and row_entries[0].get("generation") == generation
+        ]
+        following = [k for k in here if _next_fate(entries[k]) != "dropped"]
+        carriers = Generation(reflection.after).carriers_of([line for k in following for line in tracked[k]])
+        for k in here:
+            entry = entries[k].pop(0)
+            if entry.get("fate") == "dropped":
+                found[k] = [_row(items[k], entry, line, reflection) for line in tracked[k]]
+                entries[k] = []
+            else:
+                tracked[k] = list(dict.fromkeys(line for kept in tracked[k] for line in carriers[kept]))
+    # a row whose generations name a reflection the run file lacks gives none
+    return [row for k in range(len(items)) for row in found.get(k, [])]
+
+
+def _next_fate(row_entries: list[dict]) -> str | None:
+    """The fate of a row's next generation (None when it has none left)."""
+    return row_entries[0].get("fate") if row_entries else None
 
 
 def _row(item, entry: dict, line: str, reflection: Reflection) -> dict:
