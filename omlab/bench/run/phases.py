@@ -17,7 +17,9 @@ applies these in order, in this process or after they come back from a worker pr
 Failures never vanish: an actor call that keeps failing gives the question an ``answers`` row with
 status ``failed`` and the error (resume answers it again); a judge call that fails leaves the
 question unscored and the conversation's judge phase ``failed`` with the error; a prepare that
-fails marks its conversation's questions ``failed`` too.
+fails marks its conversation's questions ``failed`` too. A replay in which every Observer cycle
+failed (``failurePolicy = "continue"`` skipped them all) is a failed prepare, not an empty memory
+(:mod:`omlab.bench.run.observer_outage`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from omlab.bench.datasets.schema import Conversation, Question
 from omlab.bench.run.answering import Answerer, describe_error
 from omlab.bench.run.judging import Judge
+from omlab.bench.run.observer_outage import ObserverOutageError, observer_outage
 from omlab.bench.run.prepared import PreparedMemory, PreparedStore
 from omlab.bench.run.replay import call_row, call_text_row, replay_conversation
 from omlab.bench.suite.run_settings import RunSettings
@@ -169,10 +172,15 @@ async def prepare(
     store = PreparedStore(settings.prepared_dir) if settings.prepared_dir else None
     key = settings.prepare_key(conversation)
     prepared = store.load(key) if store is not None else None
+    if prepared is not None and observer_outage(prepared.rows.events):
+        prepared = None  # never reuse a memory its Observer never wrote: observe again
     made: list[Any] = []  # every model call of the replay, kept even when it fails
     try:
         if prepared is None:
             prepared = await _replay(conversation, settings, limits, made)
+            outage = observer_outage(prepared.rows.events)
+            if outage:
+                raise ObserverOutageError(outage)
             if store is not None:
                 store.save(key, prepared)
             calls = prepared.rows.model_calls
