@@ -57,6 +57,8 @@ def resolve_models(
             f"level (used by the Observer and the Reflector) or remove it and "
             f"set observation.model / reflection.model per agent",
         )
+    for option, model in (("model", top_model), ("observation.model", obs_model), ("reflection.model", refl_model)):
+        _check_known(model, option)
 
     def select(*candidates: Any) -> SelectedModel:
         chosen = next((c for c in candidates if c is not None), None)
@@ -87,6 +89,18 @@ def _model(value: Any, option: str) -> Any:
     try:
         return coerce_model_spec(value)
     except ModelSpecError as err:
+        raise ConfigError(option, str(err)) from None
+
+
+def _check_known(model: Any, option: str) -> None:
+    """Refuse an offline model or a provider that does not exist, naming the option."""
+    if model is None or model == "default":
+        return
+    from omlab.llm.model_names import UnknownModelError, check_known_models
+
+    try:
+        check_known_models(model)
+    except UnknownModelError as err:
         raise ConfigError(option, str(err)) from None
 
 

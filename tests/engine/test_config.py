@@ -131,10 +131,18 @@ def test_model_settings_defaults_and_overrides():
         ({}, DEFAULT_MODEL, DEFAULT_MODEL),
         ({"model": "default"}, DEFAULT_MODEL, DEFAULT_MODEL),
         ({"model": "openai/gpt-5-mini"}, "openai/gpt-5-mini", "openai/gpt-5-mini"),
-        ({"observation": {"model": "a/obs"}}, "a/obs", "a/obs"),
-        ({"reflection": {"model": "b/refl"}}, "b/refl", "b/refl"),
-        ({"observation": {"model": "a/obs"}, "reflection": {"model": "b/refl"}}, "a/obs", "b/refl"),
-        ({"observation": {"model": "default"}, "reflection": {"model": "b/refl"}}, DEFAULT_MODEL, "b/refl"),
+        ({"observation": {"model": "openai/obs"}}, "openai/obs", "openai/obs"),
+        ({"reflection": {"model": "anthropic/refl"}}, "anthropic/refl", "anthropic/refl"),
+        (
+            {"observation": {"model": "openai/obs"}, "reflection": {"model": "anthropic/refl"}},
+            "openai/obs",
+            "anthropic/refl",
+        ),
+        (
+            {"observation": {"model": "default"}, "reflection": {"model": "anthropic/refl"}},
+            DEFAULT_MODEL,
+            "anthropic/refl",
+        ),
     ],
 )
 def test_model_resolution(options, observer, reflector):

@@ -89,30 +89,14 @@ def check_models(suite: Suite) -> list[InputWarning]:
     and models given in ``[engine]``.
     """
     from omlab.bench.suite.run_settings import model_strings
-    from omlab.llm.offline import offline_model_names
+    from omlab.llm.model_names import unknown_model_problem
     from omlab.llm.pricing import price_call
-    from omlab.llm.spec import is_offline_model, litellm_model_name
 
     uses = _model_uses(suite, model_strings)
-    offline = set(offline_model_names())
-    providers: set[str] | None = None
     for where, model in uses:
-        if is_offline_model(model):
-            if model.split("/", 1)[1] not in offline:
-                known = ", ".join(f"omlab/{name}" for name in sorted(offline))
-                raise SuiteError(
-                    suite.source, where, f"unknown offline model {model!r}: use one of {known} (or a provider model)"
-                )
-            continue
-        providers = providers if providers is not None else _litellm_providers()
-        provider = litellm_model_name(model).split("/", 1)[0]
-        if provider not in providers:
-            raise SuiteError(
-                suite.source,
-                where,
-                f"unknown provider {model.split('/', 1)[0]!r} in {model!r}: write 'provider/model' with a provider "
-                "litellm knows (openai, anthropic, google, openrouter, ...) or an offline omlab/ model",
-            )
+        problem = unknown_model_problem(model)
+        if problem is not None:
+            raise SuiteError(suite.source, where, problem)
     warnings = []
     seen: set[str] = set()
     for where, model in uses:
@@ -237,15 +221,6 @@ def _model_uses(suite: Suite, model_strings: Any) -> list[tuple[str, str]]:
                 if isinstance(model, str) and (label, model) not in uses:
                     uses.append((label, model))
     return uses
-
-
-def _litellm_providers() -> set[str]:
-    from omlab.llm.env import prepare_environment
-
-    prepare_environment()
-    import litellm
-
-    return {getattr(provider, "value", provider) for provider in litellm.provider_list}
 
 
 __all__ = [

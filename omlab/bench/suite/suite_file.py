@@ -106,6 +106,7 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.calibration.profile import RoleFit
+from omlab.bench.datasets.errors import DatasetError, decode_utf8
 from omlab.bench.suite.profiles import (
     latency_with_profiles,
     parse_profiles,
@@ -116,6 +117,7 @@ from omlab.bench.suite.retry import RetrySpec, parse_retry
 from omlab.bench.suite.tables import (
     CACHE_MODES,
     DATASET_KINDS,
+    ENGINE_MODEL_KEYS,
     PHASE_ORDER,
     CacheSpec,
     DatasetSpec,
@@ -208,7 +210,9 @@ def load_suite(path: str | Path) -> Suite:
     file = find_suite(path)
     source = str(file)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(decode_utf8(file.read_bytes(), source))
+    except DatasetError as error:
+        raise SuiteError(source, None, error.problem) from None
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(source, None, f"invalid TOML: {error}") from None
     return parse_suite(data, source=source, base_dir=file.resolve().parent)
@@ -307,6 +311,11 @@ def parse_suite(data: Mapping[str, Any], *, source: str = "<suite>", base_dir: s
     for section in ("observation", "reflection"):
         if section in suite.engine and not isinstance(suite.engine[section], Mapping):
             raise SuiteError(source, f"engine.{section}", "must be a table")
+    for key in ENGINE_MODEL_KEYS:
+        section, _, option = key.rpartition(".")
+        given = (suite.engine.get(section) or {}) if section else suite.engine
+        if given.get(option) not in (None, "default"):
+            check_model(given[option], f"engine.{key}", source)
     for cell in expand_grid(suite):
         for role in ("actor", "judge"):
             check_model(cell.models[role], f"models.{role}", source)
@@ -373,10 +382,16 @@ def _grid_key_for(option: str, cell: SuiteCell) -> str | None:
 
 
 def _with_models(engine: dict[str, Any], models: Mapping[str, Any], explicit: Mapping[str, bool]) -> dict[str, Any]:
-    """Engine options with explicit observation.model and reflection.model (see the precedence)."""
-    top = engine.pop("model", None)
+    """Engine options with explicit observation.model and reflection.model (see the precedence).
+    ``model`` beside ``observation.model`` or ``reflection.model`` is left for the engine to refuse,
+    as it refuses it from Python."""
     observation = _section(engine, "observation")
     reflection = _section(engine, "reflection")
+    if engine.get("model") is not None and (
+        observation.get("model") is not None or reflection.get("model") is not None
+    ):
+        return engine
+    top = engine.pop("model", None)
     given_obs = observation.pop("model", None)
     given_refl = reflection.pop("model", None)
     engine_observer = next((m for m in (top, given_obs, given_refl) if m is not None), None)

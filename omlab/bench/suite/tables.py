@@ -248,6 +248,10 @@ def _mastra_selection(table: Mapping[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
+ENGINE_MODEL_KEYS = ("model", "observation.model", "reflection.model")
+"""The engine options that name a model."""
+
+
 def parse_grid(table: Mapping[str, Any], source: str) -> dict[str, list[Any]]:
     """``[grid]``: dotted option path -> non-empty list of values."""
     grid = {}
@@ -259,6 +263,9 @@ def parse_grid(table: Mapping[str, Any], source: str) -> dict[str, list[Any]]:
             raise SuiteError(source, where, "must be a dotted option path such as observation.bufferTokens")
         if key.startswith("models.") and key.split(".", 1)[1] not in MODEL_ROLES:
             raise SuiteError(source, where, f"models.* grid keys must name a role: {', '.join(MODEL_ROLES)}")
+        if key.startswith("models.") or key in ENGINE_MODEL_KEYS:
+            for value in values:
+                check_model(value, where, source)
         grid[key] = list(values)
     return grid
 
@@ -434,11 +441,12 @@ def check_address(address: object) -> str:
 
 
 def check_model(spec: Any, where: str, source: str) -> None:
-    """Raise :class:`SuiteError` unless ``spec`` is a usable model spec."""
+    """Raise :class:`SuiteError` unless ``spec`` is a usable model spec naming models that exist."""
+    from omlab.llm.model_names import check_known_models
     from omlab.llm.spec import ModelSpecError, coerce_model_spec
 
     try:
-        coerce_model_spec(spec)
+        check_known_models(coerce_model_spec(spec))
     except (ModelSpecError, TypeError, ValueError) as error:
         raise SuiteError(source, where, str(error)) from None
 
