@@ -39,7 +39,7 @@ from typing import Any, TypeAlias
 from omlab.llm.cache import CachedResponse, CacheKeyError, CacheMissError, ResponseCache, cache_key
 from omlab.llm.limits import ProviderLimits
 from omlab.llm.pricing import PriceOverride, price_call
-from omlab.llm.retry import RetryPolicy, backoff_delay, is_retryable, retry_after_s
+from omlab.llm.retry import RetryPolicy, backoff_delay, is_missing_key, is_retryable, retry_after_s
 from omlab.llm.secrets import environment_secrets, redact_secrets, secret_values
 from omlab.llm.spec import ResolvedAttempt, ResolvedModel, describe_model, resolve_model, split_model
 from omlab.llm.types import ModelCall, ModelRequest, ModelResponse, Usage
@@ -49,6 +49,13 @@ logger = logging.getLogger(__name__)
 BackendResult: TypeAlias = tuple[str, Usage, "str | None", dict[str, Any]]
 RemoteBackend: TypeAlias = Callable[[ResolvedAttempt, ModelRequest, "float | None"], Awaitable[BackendResult]]
 """``(attempt, request, timeout_s) -> (text, usage, finish_reason, provider_metadata)``."""
+
+
+_MISSING_KEY_FIX = (
+    " (set that key in the environment, or choose another model with the `model` option, e.g."
+    " observation.model / reflection.model: omlab/observer, omlab/reflector, omlab/reader and omlab/judge"
+    " run offline)"
+)
 
 
 class ModelCallError(RuntimeError):
@@ -212,6 +219,7 @@ class ModelClient:
                 progress.last_error = failure
                 progress.errors.append(
                     f"{attempt.model}: {type(failure).__name__}: {_one_line(_redact(str(failure), attempt, request))}"
+                    + (_MISSING_KEY_FIX if is_missing_key(failure) else "")
                 )
                 if not is_retryable(failure) or retry_index == retries:
                     break

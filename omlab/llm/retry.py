@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -82,6 +83,10 @@ _RETRYABLE_MESSAGE_MARKERS = (
     "broken pipe",
     "timed out",
 )
+
+# A provider key that is not set: every retry fails the same way (and litellm may word it as a
+# connection error).
+_MISSING_KEY = re.compile(r"missing [\w .-]*api[ _-]?key|api_key client option must be set|no api key", re.IGNORECASE)
 
 _MAX_CHAIN = 12
 
@@ -159,9 +164,16 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
+def is_missing_key(exc: BaseException) -> bool:
+    """Whether a failed call says its provider's API key is not set (never worth a retry)."""
+    return any(_MISSING_KEY.search(str(link)) for link in exception_chain(exc))
+
+
 def _classify(exc: BaseException) -> bool | None:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) or names & _NEVER_RETRY_CLASS_NAMES:
+        return False
+    if _MISSING_KEY.search(str(exc)):
         return False
     flag = getattr(exc, "is_retryable", None)
     if isinstance(flag, bool):
