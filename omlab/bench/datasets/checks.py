@@ -8,7 +8,8 @@ a run accepts but must say.
   future, blank turns, naive and aware timestamps mixed in one conversation (loaders record the
   naive fields in ``Conversation.metadata["naive_timestamps"]``), empty ids, blank questions,
   blank or NaN gold answers, a conversation without questions, a turn dated before its session,
-  a turn over :data:`HUGE_TURN_CHARS` characters.
+  a turn over :data:`HUGE_TURN_CHARS` characters, a field of the file the loader does not know
+  (:mod:`omlab.bench.datasets.unknown_fields`).
 
 Both are pure functions of the conversations (``now`` is injectable for tests).
 """
@@ -21,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from omlab.bench.datasets.schema import Conversation
+from omlab.bench.datasets.unknown_fields import UNKNOWN_FIELDS_KEY
 
 WARNING_KINDS: tuple[str, ...] = (
     "turns_out_of_order",
@@ -35,6 +37,7 @@ WARNING_KINDS: tuple[str, ...] = (
     "no_questions",
     "turn_before_session",
     "huge_turn",
+    "unknown_field",
 )
 FUTURE_HORIZON = timedelta(days=366)
 """Dates later than this after ``now`` are flagged as far in the future."""
@@ -137,6 +140,8 @@ def _conversation_warnings(conversation: Conversation, horizon: datetime) -> lis
                 add("future_date", turn_at, f"sent {turn.created_at.isoformat()}, more than a year from now")
             previous_turn = turn
         previous_session = session
+    for note in conversation.metadata.get(UNKNOWN_FIELDS_KEY) or []:
+        add("unknown_field", where, str(note))
     if not conversation.questions:
         add("no_questions", where, "the conversation has no questions: nothing of it will be answered or scored")
     for question in conversation.questions:

@@ -35,9 +35,10 @@ from typing import Any
 
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
 from omlab.bench.datasets.checks import NAIVE_TIMESTAMPS_KEY
-from omlab.bench.datasets.errors import DatasetError
+from omlab.bench.datasets.errors import DatasetError, decode_utf8
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
 from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.unknown_fields import UNKNOWN_FIELDS_KEY, jsonl_notes
 
 DEFAULT_TURN_PACE = timedelta(seconds=5)
 DEFAULT_QUESTION_TYPE = "custom"
@@ -70,8 +71,11 @@ def load_jsonl(
     verify_sha256(digest, expected_sha256, file=str(file_path))
     conversations: list[Conversation] = []
     first_line: dict[str, int] = {}
-    with open(file_path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with open(file_path, "rb") as handle:
+        offset = 0
+        for line_number, raw in enumerate(handle, start=1):
+            line = decode_utf8(raw, str(file_path), first_line=line_number, offset=offset)
+            offset += len(raw)
             if not line.strip():
                 continue
             ctx = RecordContext(str(file_path), f"line {line_number}")
@@ -197,6 +201,9 @@ def _conversation(record: Any, ctx: RecordContext, pace: timedelta, tz: tzinfo) 
     metadata = ctx.get(record, "metadata", dict, default={})
     if stamps.naive and stamps.aware:
         metadata = {**metadata, NAIVE_TIMESTAMPS_KEY: stamps.naive}
+    unknown = jsonl_notes(record, ctx)
+    if unknown:
+        metadata = {**metadata, UNKNOWN_FIELDS_KEY: unknown}
     return Conversation(
         id=conversation_id,
         sessions=sessions,

@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
-from omlab.bench.datasets.errors import DatasetError
+from omlab.bench.datasets.errors import DatasetError, read_utf8
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
 from omlab.bench.datasets.schema import Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.unknown_fields import UNKNOWN_FIELDS_KEY, locomo_notes
 
 LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
 CATEGORY_NAMES: dict[int, str] = {
@@ -139,7 +140,7 @@ def load_locomo(
     digest = sha256_file(file_path)
     verify_sha256(digest, expected_sha256, file=str(file_path))
     try:
-        records = json.loads(file_path.read_text(encoding="utf-8"))
+        records = json.loads(read_utf8(file_path))
     except json.JSONDecodeError as exc:
         raise DatasetError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=str(file_path)
@@ -244,6 +245,7 @@ def _conversation(record: Any, index: int, file: str, options: _Options) -> Conv
             "speaker_b": names["speaker_b"],
             "skipped_sessions": skipped_sessions,
             "dangling_date_keys": dangling_dates,
+            **({UNKNOWN_FIELDS_KEY: unknown} if (unknown := locomo_notes(record, ctx)) else {}),
         },
     )
 

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from omlab.bench.datasets._fields import RecordContext, answer_text, pace_delta
-from omlab.bench.datasets.errors import DatasetError
+from omlab.bench.datasets.errors import DatasetError, read_utf8
 from omlab.bench.datasets.provenance import sha256_file, verify_sha256
 from omlab.bench.datasets.schema import LONGMEMEVAL_TYPES, Conversation, DatasetInfo, Question, Session, Turn
+from omlab.bench.datasets.unknown_fields import UNKNOWN_FIELDS_KEY, longmemeval_notes
 
 HUB_REPO = "xiaowu0162/longmemeval-cleaned"
 DEFAULT_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
@@ -180,7 +181,7 @@ def _download(subset: str, revision: str, cache_dir: str | Path | None) -> Path:
 
 
 def _read_records(file_path: Path) -> list[Any]:
-    text = file_path.read_text(encoding="utf-8")
+    text = read_utf8(file_path)
     if text.lstrip().startswith("["):
         try:
             records = json.loads(text)
@@ -267,7 +268,11 @@ def _conversation(record: Any, index: int, file: str, pace: timedelta, tz: tzinf
         sessions=sessions,
         questions=[question],
         dataset="longmemeval",
-        metadata={"subset": subset, "source_session_ids": source_session_ids},
+        metadata={
+            "subset": subset,
+            "source_session_ids": source_session_ids,
+            **({UNKNOWN_FIELDS_KEY: unknown} if (unknown := longmemeval_notes(record, ctx)) else {}),
+        },
     )
 
 
