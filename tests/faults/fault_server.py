@@ -19,7 +19,10 @@ gets a fault instead, drawn evenly from :data:`FAULTS`:
   (no ``Bearer``), as a provider rejecting a key may; ``echoed`` keeps these too.
 
 ``fault_models`` limits the faults to requests for those offline models (the others are always
-answered). Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
+answered). ``hold()`` keeps every request that arrives from then on waiting, unanswered, until
+``release()`` (``held`` counts the ones waiting): a test freezes the clients mid-call this way.
+``arrivals`` keeps the monotonic time each request started to be handled, so requests can be
+counted from an instant (``requests_since``). Bounded: after ``max_requests`` requests every further one gets a 503, and the server shuts itself
 down after ``lifetime_s`` seconds even if nobody stops it. ``requests`` and ``faults`` count what it
 did (thread-safe). Seeded: the fault sequence depends only on ``seed`` and the request order.
 """
@@ -75,9 +78,38 @@ class FaultServer(LocalHTTPServer):
         self.faults: Counter[str] = Counter()
         self.by_model: Counter[str] = Counter()
         self.echoed: list[str] = []
+        self.arrivals: list[float] = []
+        self.held = 0
+        self._released = threading.Event()
+        self._released.set()
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         super().__init__(self._handler(), lifetime_s=lifetime_s, port=port)
+
+    def hold(self) -> None:
+        """Keep every request from now on waiting, unanswered, until :meth:`release`."""
+        self._released.clear()
+
+    def release(self) -> None:
+        """Answer the held requests (and every later one) again."""
+        self._released.set()
+
+    def requests_since(self, instant: float) -> int:
+        """Requests that arrived after ``instant`` (``time.monotonic()``)."""
+        with self._lock:
+            return sum(1 for arrival in self.arrivals if arrival > instant)
+
+    def _wait_if_held(self) -> None:
+        if self._released.is_set():
+            return
+        with self._lock:
+            self.held += 1
+        try:
+            while not self._released.wait(0.05) and not self._stopped.is_set():
+                pass
+        finally:
+            with self._lock:
+                self.held -= 1
 
     def _draw(self, model: str) -> str | None:
         with self._lock:
@@ -102,10 +134,13 @@ class FaultServer(LocalHTTPServer):
                 return
 
             def do_POST(self) -> None:
+                with server._lock:
+                    server.arrivals.append(time.monotonic())
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 body = json.loads(raw or b"{}")
                 model = str(body.get("model", "")).split("/")[-1]
                 fault = server._draw(model)
+                server._wait_if_held()
                 if fault in ("429", "503"):
                     self._send(int(fault), {"error": {"message": f"fault {fault}"}}, {"retry-after-ms": "20"})
                 elif fault == "echo":
