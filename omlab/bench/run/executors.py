@@ -8,7 +8,10 @@ task finishes. The caller (the driver) applies the results; tasks never write a 
 * :class:`RayExecutor` (``ray``): Ray tasks, on a local Ray instance started for the run or on the
   cluster at ``address`` (``auto`` or ``ray://HOST:PORT``). A task whose worker process dies is
   retried by Ray; only the result of the attempt that finished reaches the driver, so a retried
-  task never duplicates rows. Ray is the optional extra ``omlab[ray]``.
+  task never duplicates rows. Ray is the optional extra ``omlab[ray]``. Tasks live only as long
+  as the driver: each one carries its :class:`~omlab.bench.run.ray_lifeline.DriverLifeline` and
+  ends its worker when the driver dies, even by ``kill -9``; a local instance is killed whole by
+  its guard (:mod:`omlab.bench.run.ray_guard`).
 
 Stopping (an error in the driver, ``Ctrl-C``): tasks not started are dropped, running ones are
 cancelled; whatever the driver applied before stays, so the run is resumable.
@@ -22,6 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol, Self, TypeVar
 
+from omlab.bench.run.ray_guard import start_guard, stop_guard
+from omlab.bench.run.ray_lifeline import DriverLifeline
 from omlab.bench.run.worker_lifeline import pool_initializer
 from omlab.bench.suite.tables import EXECUTORS, check_address
 
@@ -128,6 +133,9 @@ class RayExecutor:
         self.max_in_flight = max_in_flight
         self.max_retries = max_retries
         self.started = connect_ray(ray, address, workers)
+        # a guard only for an instance started here: a cluster's own processes are not the run's
+        self.guard = start_guard(local_session_dir(ray)) if self.started and address is None else None
+        self.lifeline = DriverLifeline.of_this_process(ray.get_runtime_context().get_job_id())
 
     def run(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         ray = import_ray()
@@ -142,7 +150,7 @@ class RayExecutor:
             while waiting or running:
                 while waiting and len(running) < limit:
                     index, item = waiting.pop()
-                    running[task.remote(fn_ref, item)] = index
+                    running[task.remote(fn_ref, item, self.lifeline)] = index
                 done, _ = ray.wait(list(running), num_returns=1)
                 for ref in done:
                     index = running.pop(ref)
@@ -157,6 +165,8 @@ class RayExecutor:
         if self.started:
             import_ray().shutdown()
             self.started = False
+        stop_guard(self.guard)
+        self.guard = None
 
     def __enter__(self) -> Self:
         return self
@@ -175,9 +185,17 @@ def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseCon
     return multiprocessing.get_context("spawn")
 
 
-def call(fn: Callable[[T], R], item: T) -> R:
-    """A Ray task's body: ``fn(item)`` (module level, so Ray pickles it by reference)."""
+def call(fn: Callable[[T], R], item: T, lifeline: DriverLifeline | None = None) -> R:
+    """A Ray task's body: ``fn(item)``, in a worker that ends when the driver of ``lifeline``
+    dies (module level, so Ray pickles it by reference)."""
+    if lifeline is not None:
+        lifeline.watch()
     return fn(item)
+
+
+def local_session_dir(ray: Any) -> str:
+    """The session directory of the Ray instance this process started."""
+    return str(ray._private.worker._global_node.get_session_dir_path())
 
 
 def import_ray() -> Any:

@@ -277,6 +277,7 @@ def run_cells_on_cluster(
             cluster=True,
             cache_snapshot=_cache_snapshot(opened[0].settings),
             limits=None if offline else _cluster_limits(concurrency, suite.run),
+            lifeline=executor.lifeline,
         )
         all_jobs = [job for cell_run in opened for job in cell_run.jobs]
         with Progress(

@@ -37,11 +37,14 @@ class ConversationTask:
         cluster: Read the cache from ``cache_snapshot`` and return new entries; rows column-wise.
         cache_snapshot: The driver's cache file as bytes, or a Ray reference to them (None: empty).
         limits: Provider limits shared by every task (a :class:`~omlab.llm.cluster_limits.ClusterLimits`).
+        lifeline: The driver (:class:`~omlab.bench.run.ray_lifeline.DriverLifeline`): no provider
+            request goes out once it is dead.
     """
 
     cluster: bool = False
     cache_snapshot: Any = None
     limits: Any = None
+    lifeline: Any = None
 
     def __call__(self, job: ConversationJob) -> TaskResult:
         if not self.cluster:
@@ -62,8 +65,13 @@ class ConversationTask:
             settings = dataclasses.replace(settings, cache_path=snapshot, cache_layered=True)
             job = dataclasses.replace(job, settings=settings)
             cache = LayeredCache.for_process(snapshot, settings.cache_mode)  # type: ignore[arg-type]
+        limits = self.limits
+        if limits is not None and self.lifeline is not None:
+            from omlab.bench.run.ray_lifeline import LifelineLimits
+
+            limits = LifelineLimits(limits, self.lifeline)
         records = []
-        asyncio.run(run_conversation(job, records.append, limits=self.limits))
+        asyncio.run(run_conversation(job, records.append, limits=limits))
         entries = cache.take_new_entries() if cache is not None else []
         return TaskResult([as_columns(record) for record in records], entries)
 
