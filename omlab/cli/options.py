@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
-from omlab.bench.report.run_report import latest_run_id
+from omlab.bench.report.latest import latest_run
 from omlab.bench.results import ResultsCatalog
 from omlab.bench.results.layout import parts_path, run_path, runs_dir
 from omlab.bench.run.options import DEFAULT_RESULTS_DIR, RunOptions
@@ -100,12 +101,15 @@ def _seconds_flags(values: list[str] | None, flag: str) -> dict[str, float] | No
 
 
 def resolve_run(results: str, run: str) -> str:
-    """``latest`` means the most recent readable run under ``results``; anything else is a run id.
+    """``latest`` means the latest readable run under ``results`` that is not a sweep cell (else the
+    latest cell), and which run it picked is printed on stderr; anything else is a run id.
 
     Raises:
         ValueError: The named run's file exists but cannot be read (the message says why)."""
     if run == "latest":
-        return latest_run_id(results)
+        picked = latest_run(results)
+        print(f"omlab: {picked.describe()}", file=sys.stderr)
+        return picked.run_id
     if not run_path(results, run).exists() and not parts_path(results, run).exists():
         raise ValueError(f"no run {run!r} under {runs_dir(results)}; `omlab runs --results {results}` lists the runs")
     problem = ResultsCatalog(results).problem_of(run)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,10 @@ import pandas as pd
 
 from omlab.bench.datasets.errors import DatasetError
 from omlab.bench.report.glossary import GLOSSARY, metric_label
+from omlab.bench.report.latest import latest_run
 from omlab.bench.report.metrics import compute_metrics, load_run_frames
 from omlab.bench.report.production import production_comparison
-from omlab.bench.results import ResultsCatalog, UnreadableRunWarning, metrics_df, runs_df
-from omlab.bench.results.layout import run_path
+from omlab.bench.results import ResultsCatalog, metrics_df, runs_df
 from omlab.bench.scoring.verdicts import VERDICT_RULES
 
 PlotWriter = Callable[[ResultsCatalog, str, pd.Series, pd.DataFrame, Path], list[Path]]
@@ -92,20 +91,9 @@ class Section:
 
 
 def latest_run_id(results_dir: str | Path) -> str:
-    """The most recent readable run under ``results_dir`` (run ids sort by start time); a damaged
-    file is skipped with an ``UnreadableRunWarning``."""
-    catalog = ResultsCatalog(results_dir)
-    ids = catalog.run_ids()
-    for run_id in reversed(ids):
-        problem = catalog.problem_of(run_id)
-        if problem is None:
-            return run_id
-        warnings.warn(
-            f"skipping run {run_id!r}: run file {run_path(results_dir, run_id)} is not a readable DuckDB file: {problem}",
-            UnreadableRunWarning,
-            stacklevel=2,
-        )
-    raise ValueError(f"no {'readable ' if ids else ''}runs under {Path(results_dir) / 'runs'}")
+    """The run ``latest`` names under ``results_dir``: the latest readable run that is not a sweep
+    cell (:func:`omlab.bench.report.latest.latest_run`)."""
+    return latest_run(results_dir).run_id
 
 
 def report_sections(header: pd.Series, metrics: pd.DataFrame, failures: pd.DataFrame | None = None) -> list[Section]:
