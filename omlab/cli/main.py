@@ -6,7 +6,7 @@ Commands::
               [--executor pool|ray] [--address auto|ray://HOST:PORT]
     omlab sweep SUITE [same options] [--csv PATH]
     omlab runs [--limit N] | omlab runs tag RUN TAG... [--remove] | omlab runs delete RUN... --yes
-    omlab report RUN|latest [--plots] [--format md|html] [--results DIR]
+    omlab report RUN|latest [--plots] [--format md|html] [--results DIR] | omlab report --format html [--out DIR]
     omlab view [--results DIR] [--port N] [--host ADDR]
     omlab events list RUN|latest [--type T] [--conversation C] [--limit N]
     omlab calls list RUN|latest [--role R] [--limit N]

@@ -243,7 +243,21 @@ def call_text(
     rows = catalog.read_table("call_texts", run_id, {"call_id": call_id})
     if rows.empty:
         return None, None
-    row = rows.iloc[-1]
+    return _texts(rows.iloc[-1])
+
+
+def call_texts(
+    results_dir: str | Path | ResultsCatalog, run_id: str
+) -> dict[str, tuple[list[dict[str, Any]], str | None]]:
+    """Every model call's ``(prompt messages, response text)`` the run recorded, by call id, read
+    at once (for a reader that shows every call, as the static site does); a call missing here
+    has no text (see :func:`call_text`)."""
+    catalog = results_dir if isinstance(results_dir, ResultsCatalog) else ResultsCatalog(results_dir)
+    rows = catalog.read_table("call_texts", run_id)
+    return {str(row["call_id"]): _texts(row) for _, row in rows.iterrows()}
+
+
+def _texts(row: pd.Series) -> tuple[list[dict[str, Any]], str | None]:
     prompt = json.loads(row["prompt"]) if isinstance(row["prompt"], str) else []
     response = row["response"] if isinstance(row["response"], str) else None
     return (prompt if isinstance(prompt, list) else []), response
@@ -284,6 +298,7 @@ __all__ = [
     "METRIC_PREFIX",
     "call_row",
     "call_text",
+    "call_texts",
     "compare_runs",
     "config_diff",
     "config_of",

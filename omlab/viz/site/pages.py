@@ -1,6 +1,9 @@
 """The run browser's pages as HTML: pure functions of the frames :mod:`omlab.bench.results.browse`
 and the getters return (Jinja2 templates under ``templates/``, autoescaped).
 
+Every page function takes ``links`` (:mod:`omlab.viz.site.links`): the live server's routes by
+default, or a static site's relative files; the templates link only through it.
+
 Stable hooks for tests and user style sheets: the run list is ``table#runs`` with one
 ``tr[data-run]`` per run and one ``tbody.sweep[data-sweep]`` per sweep; the filters are
 ``select#filter-<name>``; questions are ``tr[data-question]``, calls ``tr[data-call]``; the call
@@ -14,7 +17,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -22,8 +24,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from omlab.bench.report.run_index import HEADLINE, format_value
 from omlab.bench.results.browse import METRIC_PREFIX
 from omlab.viz.questions import CAUSE_LABELS, CSS
+from omlab.viz.site.links import LIVE, Links
 
-ROOT = "/"
 LIST_FILTERS: tuple[tuple[str, str, str], ...] = (
     ("suite", "suite", "suite"),
     ("config", "configuration", "config_name"),
@@ -68,12 +70,12 @@ class ListQuery:
             "text": self.text,
         }
 
-    def href(self, **changes: Any) -> str:
+    def href(self, links: Links = LIVE, **changes: Any) -> str:
         """The list's URL with these fields changed (empty fields left out)."""
         values = {**self.filters(), "sort": self.sort, "desc": "1" if self.desc else "0", **changes}
         if isinstance(values["desc"], bool):
             values["desc"] = "1" if values["desc"] else "0"
-        return ROOT + "?" + urlencode({k: v for k, v in values.items() if v != ""})
+        return links.runs(**values)
 
 
 def environment() -> Environment:
@@ -84,12 +86,12 @@ def environment() -> Environment:
 _ENV: Environment | None = None
 
 
-def render(template: str, **context: Any) -> str:
-    """Render ``template`` with ``context`` (``root`` defaults to the site root)."""
+def render(template: str, links: Links = LIVE, **context: Any) -> str:
+    """Render ``template`` with ``context``, linking through ``links``."""
     global _ENV
     if _ENV is None:
         _ENV = environment()
-    return _ENV.get_template(template).render(root=ROOT, **context)
+    return _ENV.get_template(template).render(links=links, **context)
 
 
 def headline_columns(runs: pd.DataFrame) -> list[tuple[str, str, str]]:
@@ -102,18 +104,25 @@ def headline_columns(runs: pd.DataFrame) -> list[tuple[str, str, str]]:
 
 
 def runs_page(
-    all_runs: pd.DataFrame, shown: pd.DataFrame, query: ListQuery, *, results_dir: str, title: str = "Runs"
+    all_runs: pd.DataFrame,
+    shown: pd.DataFrame,
+    query: ListQuery,
+    *,
+    results_dir: str,
+    title: str = "Runs",
+    links: Links = LIVE,
 ) -> str:
     """The run list: ``shown`` (filtered and sorted :func:`~omlab.bench.results.browse.run_list`
     rows) with filter options taken from ``all_runs``; a sweep's cells are grouped under it,
-    where its first cell falls in the sort order."""
+    where its first cell falls in the sort order. Each row carries its filter fields and each cell
+    its sort value (``data-*``), which a static site's script filters and sorts on."""
     headline = headline_columns(all_runs)
     columns = [{"key": key, "label": label, "numeric": numeric} for key, label, numeric in _FIXED_COLUMNS] + [
         {"key": key, "label": label, "numeric": True} for key, label, _ in headline
     ]
     for column in columns:
         same = column["key"] == query.sort
-        column["href"] = query.href(sort=column["key"], desc=not query.desc if same else True)
+        column["href"] = query.href(links, sort=column["key"], desc=not query.desc if same else True)
         column["arrow"] = (" ▼" if query.desc else " ▲") if same else ""
     kinds = {key: kind for key, _, kind in headline}
     rows = [_list_row(row, kinds) for row in shown.to_dict("records")]
@@ -129,6 +138,7 @@ def runs_page(
     labels = {key: label for key, label, _ in _FIXED_COLUMNS} | {key: label for key, label, _ in headline}
     return render(
         "runs.html",
+        links,
         title=title,
         results_dir=results_dir,
         filters=filters,
@@ -137,13 +147,15 @@ def runs_page(
         desc=query.desc,
         sort_label=labels.get(query.sort, query.sort),
         columns=columns,
-        blocks=group_sweeps(rows, query),
+        blocks=group_sweeps(rows, query, links),
         shown=len(shown),
         total=len(all_runs),
     )
 
 
-def group_sweeps(rows: Sequence[Mapping[str, Any]], query: ListQuery | None = None) -> list[dict[str, Any]]:
+def group_sweeps(
+    rows: Sequence[Mapping[str, Any]], query: ListQuery | None = None, links: Links = LIVE
+) -> list[dict[str, Any]]:
     """Rows in blocks: a sweep's rows together (at its first row's place, in their order), every
     other run a block of its own."""
     query = query or ListQuery()
@@ -159,7 +171,7 @@ def group_sweeps(rows: Sequence[Mapping[str, Any]], query: ListQuery | None = No
                 "sweep_id": sweep,
                 "suite": row.get("suite", ""),
                 "rows": [],
-                "href": query.href(sweep=sweep),
+                "href": query.href(links, sweep=sweep),
             }
             blocks.append(sweeps[sweep])
         sweeps[sweep]["rows"].append(row)
@@ -176,9 +188,10 @@ def run_page(
     others: pd.DataFrame,
     results_dir: str,
     question_filters: Mapping[str, str] | None = None,
+    links: Links = LIVE,
 ) -> str:
     """A run: its report sections (``omlab report``'s tables), its questions (linked to their
-    page), its model calls (linked to theirs) and a picker of runs to compare it with."""
+    page), its model calls (linked to theirs) and a picker of runs to compare it with (``others``)."""
     run_id = str(header["run_id"])
     title = f"{header.get('suite')} [{header.get('config_name')}] · {header.get('status')}"
     chosen = dict(question_filters or {})
@@ -208,6 +221,7 @@ def run_page(
     sweep = header.get("sweep_id") or ""
     return render(
         "run.html",
+        links,
         title=title,
         results_dir=results_dir,
         run_id=run_id,
@@ -221,17 +235,25 @@ def run_page(
             for r in others.to_dict("records")
             if r["run_id"] != run_id
         ],
-        sweep_href=ListQuery(sweep=sweep).href() if sweep else "",
+        sweep_href=ListQuery(sweep=sweep).href(links) if sweep else "",
     )
 
 
 def question_page(
-    run_id: str, question_id: str, question_html: str, calls: pd.DataFrame, *, results_dir: str, whole: bool = False
+    run_id: str,
+    question_id: str,
+    question_html: str,
+    calls: pd.DataFrame,
+    *,
+    results_dir: str,
+    whole: bool = False,
+    links: Links = LIVE,
 ) -> str:
     """One question (the per-question view's section) with the model calls made for it; ``whole``:
     the section holds the whole memory context (scrolled to its first evidence line)."""
     return render(
         "question.html",
+        links,
         title=f"question {question_id}",
         results_dir=results_dir,
         run_id=run_id,
@@ -251,18 +273,20 @@ def call_page(
     prompt: Sequence[Mapping[str, Any]] | None,
     response: str | None,
     results_dir: str,
+    links: Links = LIVE,
 ) -> str:
     """One model call: its row, and its prompt messages and response text when the run holds them."""
     question = _text(call.get("question_id"))
     return render(
         "call.html",
+        links,
         title=f"call {call['call_id']}",
         results_dir=results_dir,
         run_id=run_id,
         call_id=str(call["call_id"]),
         role=_text(call.get("role")),
         question_id=question,
-        question_href=f"{ROOT}run/{run_id}/question/{question}" if question else "",
+        question_href=links.question(run_id, question) if question else "",
         fields=[(name, _cell(call.get(name), name)) for name in call if name not in ("run_id",)],
         prompt=[{"role": _text(m.get("role")), "content": _content(m.get("content"))} for m in prompt or []],
         response=response,
@@ -272,7 +296,13 @@ def call_page(
 
 
 def compare_page(
-    a: Mapping[str, Any], b: Mapping[str, Any], config: pd.DataFrame, metrics: pd.DataFrame, *, results_dir: str
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    config: pd.DataFrame,
+    metrics: pd.DataFrame,
+    *,
+    results_dir: str,
+    links: Links = LIVE,
 ) -> str:
     """Two runs side by side: the settings that differ, and every metric with b − a."""
     rows = []
@@ -290,6 +320,7 @@ def compare_page(
         )
     return render(
         "compare.html",
+        links,
         title=f"{a['run_id']} vs {b['run_id']}",
         results_dir=results_dir,
         a=a["run_id"],
@@ -301,14 +332,34 @@ def compare_page(
     )
 
 
-def plots_page(run_id: str, images: Sequence[str], *, results_dir: str) -> str:
-    """A run's plots (PNG file names served under ``/run/<id>/plot/``)."""
-    return render("plots.html", title=f"plots of {run_id}", results_dir=results_dir, run_id=run_id, images=images)
+def plots_page(run_id: str, images: Sequence[str], *, results_dir: str, links: Links = LIVE, missing: str = "") -> str:
+    """A run's plots (PNG file names, under :meth:`Links.plot`); ``missing``: why there are none."""
+    return render(
+        "plots.html",
+        links,
+        title=f"plots of {run_id}",
+        results_dir=results_dir,
+        run_id=run_id,
+        images=images,
+        missing=missing,
+    )
 
 
-def error_page(title: str, message: str, *, results_dir: str) -> str:
+def compare_index_page(pairs: Sequence[tuple[str, str]], *, results_dir: str, links: Links) -> str:
+    """A static site's comparisons: a link to each pair written (``a`` sorts first); its script
+    opens the pair a form asked for (``?run=A&run=B``) or says it was not written."""
+    return render(
+        "compare_index.html",
+        links,
+        title="Comparisons",
+        results_dir=results_dir,
+        pairs=[{"a": a, "b": b, "href": links.compare(a, b)} for a, b in pairs],
+    )
+
+
+def error_page(title: str, message: str, *, results_dir: str, links: Links = LIVE) -> str:
     """A page saying what went wrong (an unknown run, a bad filter)."""
-    return render("error.html", title=title, message=message, results_dir=results_dir)
+    return render("error.html", links, title=title, message=message, results_dir=results_dir)
 
 
 # ---------------------------------------------------------------------------------------- helpers
@@ -324,18 +375,35 @@ def _list_row(row: Mapping[str, Any], kinds: Mapping[str, str]) -> dict[str, Any
         "started_at": "" if _missing(row["started_at"]) else row["started_at"].strftime("%Y-%m-%d %H:%M:%S"),
         "duration_s": _duration(row["duration_s"]),
     }
+    sort = {key: _sort_value(row.get(key)) for key in (*cells, "tags")}
     for key, kind in kinds.items():
         value = row.get(key)
         cells[key] = "" if _missing(value) else format_value(float(value), kind)
+        sort[key] = _sort_value(value)
     return {
         "run_id": row["run_id"],
         "status": row["status"],
         "problem": row.get("problem") or "",
         "suite": row["suite"],
         "sweep_id": row["sweep_id"],
+        "tags": str(row["tags"]),
+        "config_name": row["config_name"],
         "tag_list": [t for t in str(row["tags"]).split(",") if t],
         "cells": cells,
+        "sort": sort,
     }
+
+
+def _sort_value(value: Any) -> str:
+    """A cell's value as the list's script sorts it: numbers as numbers, times as ISO text
+    (which sorts as time), missing as ``""`` (sorted last either way)."""
+    if _missing(value):
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(value)
 
 
 def _options(column: pd.Series, *, split: bool = False) -> list[str]:
@@ -366,6 +434,7 @@ def _question_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "question_type": _text(row.get("question_type")),
         "verdict": _text(row.get("verdict")),
         "cause": _text(row.get("cause")),
+        "loss_cause": _text(row.get("loss_cause")),
         "f1": "" if _missing(f1) else f"{float(f1):.2f}",
         "question": _text(row.get("question")),
     }
@@ -460,6 +529,7 @@ __all__ = [
     "LIST_FILTERS",
     "ListQuery",
     "call_page",
+    "compare_index_page",
     "compare_page",
     "environment",
     "error_page",
