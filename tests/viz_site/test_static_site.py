@@ -19,6 +19,7 @@ from tests.viz_site.runs import write_run
 
 SINGLE = "20250301T090000-aaaaaa"
 CELLS = [f"20250301T09010{i}-sweep{i}" for i in range(3)]
+BROKEN = "20250301T100000-broken"
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,8 @@ def results(tmp_path_factory):
             config={"sweep_id": "s1", "engine": {"observation": {"bufferTokens": index / 10}}},
             metrics={"accuracy": 0.9 - index / 10},
         )
+    # a damaged run file: listed, and its page says what is wrong
+    (folder / "runs" / f"{BROKEN}.duckdb").write_bytes(b"not a database at all" * 100)
     # a plot drawn earlier by `omlab report RUN --plots`: the site copies it
     reports = folder / "reports" / SINGLE
     reports.mkdir(parents=True)
@@ -79,6 +82,7 @@ def test_every_page_of_the_site_is_written(site):
         assert f"run/{SINGLE}/question/{question}.html" in names  # the lines around the evidence
         assert f"run/{SINGLE}/context/{question}.html" in names  # the whole memory context
     assert f"run/{SINGLE}/call/{SINGLE}-call2.html" in names
+    assert "cannot be read" in (out / "run" / f"{BROKEN}.html").read_text()
     # the three cells of the sweep compared pairwise; the single run has no partner
     assert sorted(n for n in names if n.startswith("compare/")) == [
         f"compare/{a}--{b}.html" for a, b in [(CELLS[0], CELLS[1]), (CELLS[0], CELLS[2]), (CELLS[1], CELLS[2])]
@@ -109,7 +113,7 @@ def test_the_run_list_carries_what_its_script_filters_and_sorts_on(site):
     out, _ = site
     page = (out / "index.html").read_text()
     assert (
-        len(re.findall(r'<tr class="(?:run|cell)" data-run=', page)) == 4
+        len(re.findall(r'<tr class="(?:run|cell)" data-run=', page)) == 5
         and 'tbody class="sweep" data-sweep="s1"' in page
     )
     row = re.search(rf'<tr class="run" data-run="{SINGLE}"[^>]*>', page).group(0)
@@ -154,6 +158,7 @@ def test_writing_again_replaces_the_site_and_never_a_folder_of_other_files(resul
 
 def test_pairs_within_a_sweep_all_and_within_a_large_suite_each_with_the_one_before(results):
     runs = run_list(results)
+    runs = runs[runs["problem"] == ""]  # the site compares only the runs it can read
     assert compare_pairs(runs) == [(CELLS[0], CELLS[1]), (CELLS[0], CELLS[2]), (CELLS[1], CELLS[2])]
     suite = runs.assign(sweep_id="", suite="one")
     ids = sorted(suite["run_id"])

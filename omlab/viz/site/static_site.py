@@ -113,6 +113,10 @@ def _write(results_dir: Path, site: Path, *, plots: bool, progress: Callable[[st
             site / "compare" / f"{file_name(a)}--{file_name(b)}.html",
             views.compare_view(results_dir, a, b, links=_at(1)),
         )
+    for row in runs[runs["problem"] != ""].to_dict("records"):  # listed, so linked: say what is wrong
+        title, message = f"Run {row['run_id']} cannot be read", f"{row['status']}: {row['problem']}"
+        html = pages.error_page(title, message, results_dir=str(results_dir), links=_at(1))
+        count.page(site / "run" / f"{file_name(row['run_id'])}.html", html)
     for number, run_id in enumerate(readable["run_id"].astype(str), 1):
         progress(f"run {number}/{len(readable)}: {run_id}")
         folder = site / "run" / file_name(run_id)
