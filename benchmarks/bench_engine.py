@@ -30,7 +30,13 @@ warm-up, the 1M one a tenth, so the ratio overstates the asymptotic growth, whic
 eighths of the 1M run show is linear. Two real costs were removed: the offline Reflector's
 per-line memo held a tracked frozenset per line, which made the 1M replay run full garbage
 collections (2 of ~0.2 s, none at 250k; now 1), and the output parser rebuilt the log when
-sorting moved nothing.
+sorting moved nothing. Two more per-cycle costs in proportion to the log were cut: every recount
+of the log (after each activation and reflection, of each slice and Reflector input) split and
+looked up all its lines (9x from 250k to 1M; now memoised per ``Date:`` group, about half the
+cost), and every Observer call scanned the whole log for important lines to build its
+previous-observations window (now only as far back as the window's budget reaches). The one full
+collection left at 1M comes from the per-part token-count cache dicts (one per message, kept for
+the session): a threshold effect of the heap's size, not a cost that grows with the log.
 
     .venv/bin/python benchmarks/bench_engine.py [--sizes 250000 500000 1000000] [--rounds 6] [--sync]
 """

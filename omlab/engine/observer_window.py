@@ -116,7 +116,7 @@ class _Window:
     Costs are non-negative, so no candidate can fit with a tail that alone exceeds the budget, or
     with important head lines older than those that alone exceed it. Lines are therefore counted
     from the newest end back to those two limits only: an Observer call costs O(budget), not
-    O(log size), in token counting (the log is still split and scanned for 🔴/✅ once).
+    O(log size), in token counting and in the scan for 🔴/✅ lines (the log is still split once).
     """
 
     def __init__(self, lines: list[str], count: TokenCounter, budget: int) -> None:
@@ -134,16 +134,23 @@ class _Window:
             start -= 1
         self.tail_floor = start
         self._suffix = suffix[::-1]
-        self.important = [i for i, line in enumerate(lines) if _is_important(line)]
-        # the oldest important line that can still be kept: walking back from the newest head line
-        # of the first tail that fits, the lines before ``low`` would overflow the budget on their own
-        low = bisect_right(self.important, max(1, start) - 1)
+        # The important lines a candidate can keep: all those from the first tail that fits on,
+        # and, walking back from there, those that fit the budget together; the first one that
+        # does not fit ends the walk (it and every older line would overflow the budget with the
+        # newer ones). ``important`` holds only these (older important lines are never looked at,
+        # so the scan stays O(budget)).
+        pivot = max(1, start)
+        older: list[int] = []
         spent = 0
-        while low > 0 and spent + self.tokens(self.important[low - 1]) <= budget:
-            spent += self.tokens(self.important[low - 1])
-            low -= 1
-        self.head_floor = low
-        window = self.important[low:]
+        for index in range(pivot - 1, -1, -1):
+            if _is_important(lines[index]):
+                cost = self.tokens(index)
+                if spent + cost > budget:
+                    break
+                spent += cost
+                older.append(index)
+        older.reverse()
+        self.important = window = older + [i for i in range(pivot, self.n) if _is_important(lines[i])]
         self._important_prefix = list(accumulate((self.tokens(i) for i in window), initial=0))
         gaps = [0] + [self.gap_cost(window[j - 1] + 1, window[j] - window[j - 1] - 1) for j in range(1, len(window))]
         self._gap_prefix = list(accumulate(gaps))
@@ -159,7 +166,7 @@ class _Window:
 
     def ceiling(self, tail_start: int, heads: int) -> int:
         """The most important head lines a candidate with this tail could keep."""
-        return min(heads, self.n - tail_start, heads - self.head_floor)
+        return min(heads, self.n - tail_start)
 
     def gap_cost(self, start: int, hidden: int) -> int:
         if hidden <= 0:
@@ -171,8 +178,7 @@ class _Window:
         return self._marker_costs[hidden]
 
     def content_cost(self, tail_start: int, heads: int, keep: int) -> int:
-        top = heads - self.head_floor
-        return self.suffix(tail_start) + self._important_prefix[top] - self._important_prefix[top - keep]
+        return self.suffix(tail_start) + self._important_prefix[heads] - self._important_prefix[heads - keep]
 
     def full_cost(self, tail_start: int, heads: int, keep: int) -> int:
         cost = self.content_cost(tail_start, heads, keep)
@@ -180,7 +186,7 @@ class _Window:
             return cost + self.gap_cost(0, tail_start)
         first, last = heads - keep, heads - 1
         cost += self.gap_cost(0, self.important[first])
-        cost += self._gap_prefix[last - self.head_floor] - self._gap_prefix[first - self.head_floor]
+        cost += self._gap_prefix[last] - self._gap_prefix[first]
         return cost + self.gap_cost(self.important[last] + 1, tail_start - self.important[last] - 1)
 
     def best_choice(self) -> tuple[int, int] | None:

@@ -156,7 +156,7 @@ async def start_buffered_reflection(om: CycleContext, live: LiveMemory, result: 
             len(lines), record.observation_token_count, cfg.observation_tokens * cfg.buffer_activation
         )
     else:
-        covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log)
+        covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log_line)
         if om.config.retrieval is not None:
             covered = _end_of_group(lines, covered)  # never split an observation group
     if covered <= 0:

@@ -42,9 +42,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from omlab.engine.attachment_tokens import describe_attachment, image_dimensions, is_image_part
+from omlab.engine.log_tokens import LogTokenMemo
 from omlab.engine.messages import Message, Part
 from omlab.tokens.tiktoken_count import count_tiktoken, load_encoding
-from omlab.tokens.tokenx import estimate_token_count, estimate_token_count_cached
+from omlab.tokens.tokenx import estimate_line_cached, estimate_token_count
 
 __all__ = [
     "CACHE_VERSION",
@@ -244,6 +245,7 @@ class TokenCounter:
         self.estimator: Estimator = estimator
         self.encoding = encoding
         self._role_tokens: dict[str, int] = {}
+        self._logs = LogTokenMemo()
 
     def __repr__(self) -> str:
         return f"TokenCounter(model={self.model!r}, source={self.source!r})"
@@ -257,14 +259,20 @@ class TokenCounter:
         return self._count_text(text)
 
     def count_log(self, text: str | None) -> int:
-        """Tokens of an observation log, memoised line by line with tokenx (exact, see
-        :func:`~omlab.tokens.tokenx.estimate_token_count_cached`): logs are recounted after every
-        cycle and repeat almost all their lines."""
+        """Tokens of an observation log, memoised per ``Date:`` group and line with tokenx (exact,
+        see :mod:`omlab.engine.log_tokens`): logs are recounted after every cycle and repeat almost
+        all their groups."""
         if not text:
             return 0
         if self.estimator == "tokenx":
-            return estimate_token_count_cached(text)
+            return self._logs.count(text)
         return self._count_text(text)
+
+    @property
+    def count_log_line(self) -> Callable[[str], int]:
+        """Tokens of one line of a log (no newline in it): :meth:`count_log` without its per-call
+        overhead, for code that walks a log line by line."""
+        return estimate_line_cached if self.estimator == "tokenx" else self.count_string
 
     def count_part(self, part: Part, *, model: str | None = None) -> float:
         """What ``part`` adds to its message, overhead adjustments included (can be fractional or

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from omlab.engine import observer_window
 from omlab.engine.observer_window import prepare_previous_observations, truncate_to_budget, truncation_marker
 
 
@@ -230,3 +231,22 @@ def test_default_counter_is_tokenx_and_matches_the_reference() -> None:
     assert truncated
     assert out == _reference_truncate(text, 500, tokenx.estimate_token_count)
     assert tokenx.estimate_token_count(out) <= 500
+
+
+def test_large_log_is_scanned_for_important_lines_only_as_far_back_as_the_budget_reaches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [f"* {'🔴' if i % 3 == 0 else '🟡'} (10:{i % 60:02d}) observation number {i}" for i in range(6000)]
+    text = "\n".join(lines)
+    scanned: list[str] = []
+    is_important = observer_window._is_important
+
+    def counting(line: str) -> bool:
+        scanned.append(line)
+        return is_important(line)
+
+    monkeypatch.setattr(observer_window, "_is_important", counting)
+    out, truncated = prepare_previous_observations(text, budget=2000, count=words)
+    monkeypatch.undo()
+    assert truncated and out == _reference_truncate(text, 2000, words)
+    assert len(scanned) < len(lines) // 3  # the whole log before
