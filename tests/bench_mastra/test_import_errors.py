@@ -69,6 +69,20 @@ def test_a_newer_message_format_names_the_thread_and_message(recorded_copy):
         read_mastra(recorded_copy)
 
 
+def test_text_that_is_not_utf8_names_the_message_and_column(recorded_copy):
+    # a message whose stored text holds a Latin-1 byte (0xe9), as a non-UTF-8 writer leaves it
+    _alter(
+        recorded_copy,
+        "UPDATE mastra_messages SET content = CAST(X'7b2274657874223a22e9227d' AS TEXT) WHERE id = 'support-3-m007'",
+    )
+    with pytest.raises(
+        MastraImportError,
+        match=r"copy\.db: table mastra_messages: thread 'support-3': message 'support-3-m007': column content: "
+        r"text is not UTF-8 \(byte 0xe9 at offset 9\)",
+    ):
+        read_mastra(recorded_copy)
+
+
 def test_an_unknown_thread_and_a_thread_with_no_messages_are_named(recorded):
     with pytest.raises(MastraImportError, match=r"thread 'nope': no such thread in table mastra_threads") as error:
         read_mastra(recorded, threads=["support-1", "nope"])

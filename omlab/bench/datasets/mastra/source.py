@@ -87,10 +87,60 @@ class SqliteSource:
         return [row[1] for row in self._connection.execute("SELECT * FROM pragma_table_info(?)", (table,))]
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        return [dict(row) for row in self._connection.execute(sql, tuple(params))]
+        try:
+            return [dict(row) for row in self._connection.execute(sql, tuple(params))]
+        except sqlite3.OperationalError as error:
+            if "decode to UTF-8" not in str(error):
+                raise
+            raise self._not_utf8(sql, params, str(error)) from None
+
+    def _not_utf8(self, sql: str, params: Sequence[Any], reason: str) -> MastraImportError:
+        """The error naming the first row and column whose text is not UTF-8 (read again as bytes)."""
+        self._connection.text_factory = bytes
+        try:
+            for row in self._connection.execute(sql, tuple(params)):
+                for column, value in zip(row.keys(), row, strict=True):
+                    if not isinstance(value, bytes):
+                        continue
+                    try:
+                        value.decode("utf-8")
+                    except UnicodeDecodeError as bad:
+                        return MastraImportError(
+                            f"text is not UTF-8 (byte 0x{value[bad.start]:02x} at offset {bad.start})",
+                            file=self.location,
+                            table=_table_of(sql),
+                            column=column,
+                            **_row_identity(row),
+                        )
+        finally:
+            self._connection.text_factory = str
+        return MastraImportError(f"text is not UTF-8 ({reason})", file=self.location, table=_table_of(sql))
 
     def close(self) -> None:
         self._connection.close()
+
+
+def _row_identity(row: sqlite3.Row) -> dict[str, str | None]:
+    """The thread and message a row read as bytes belongs to: a message row names both, an
+    observational-memory record its thread, a thread row itself."""
+    keys = row.keys()
+
+    def text(key: str) -> str | None:
+        value = row[key] if key in keys else None
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+    if "thread_id" in keys:
+        return {"thread": text("thread_id"), "message": text("id")}
+    if "threadId" in keys:
+        return {"thread": text("threadId"), "message": None}
+    return {"thread": text("id"), "message": None}
+
+
+def _table_of(sql: str) -> str | None:
+    """The table a simple ``SELECT … FROM <table>`` reads, for error messages."""
+    words = sql.replace('"', " ").split()
+    lowered = [word.lower() for word in words]
+    return words[lowered.index("from") + 1] if "from" in lowered[:-1] else None
 
 
 class PostgresSource:
