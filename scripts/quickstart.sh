@@ -8,6 +8,8 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e .
+# an editable install installs no data files: put omlab's Jupyter settings where Jupyter reads them
+.venv/bin/python -m omlab.viz.jupyter_settings >/dev/null
 export LITELLM_LOCAL_MODEL_COST_MAP=True HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MPLBACKEND=Agg
 RESULTS=${OMLAB_RESULTS:-results}
 .venv/bin/omlab run benchmarks/quickstart.toml --results "$RESULTS"

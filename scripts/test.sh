@@ -6,6 +6,8 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,ray,browser,postgres]'
+# an editable install installs no data files: put omlab's Jupyter settings where Jupyter reads them
+.venv/bin/python -m omlab.viz.jupyter_settings >/dev/null
 # the browser tests drive Debian's Chromium (playwright's own download needs the network), with an
 # emoji font so the observation priorities (🔴/🟡/🟢) render in screenshots instead of boxes
 if command -v apt-get >/dev/null && { [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-color-emoji >/dev/null 2>&1; }; then

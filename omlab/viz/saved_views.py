@@ -6,8 +6,8 @@ when a reopened notebook is saved again) the saved state no longer holds them wh
 still name them, and the reopened notebook says "Error displaying widget: model not found" (with a
 console error) in every view. Each omlab view displays its live output marked with
 :data:`LIVE_VIEW_KEY` in the output's metadata and leaves a static copy beside it. This Jupyter
-server extension (enabled by ``jupyter/jupyter_server_config.d/omlab.json``, which installing
-omlab puts in ``etc/jupyter``) drops, at save time, every marked live view whose model the saved
+server extension (enabled by ``omlab/viz/jupyter_settings/server/omlab.json``, which installing
+omlab puts in ``etc/jupyter/jupyter_server_config.d``; see :mod:`omlab.viz.jupyter_settings`) drops, at save time, every marked live view whose model the saved
 state lacks and opens the static copies beside it, so the reopened notebook shows those copies.
 A view whose model is saved stays: the notebook reopens with the view drawn from the saved state.
 """

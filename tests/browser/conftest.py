@@ -79,7 +79,7 @@ def lab_environment(root: Path) -> dict[str, str]:
     # omlab's server settings (its save hook), where installing omlab puts them
     server_config = root / "jupyter-config" / "jupyter_server_config.d"
     server_config.mkdir(parents=True)
-    shutil.copy(REPO / "jupyter" / "jupyter_server_config.d" / "omlab.json", server_config / "omlab.json")
+    shutil.copy(REPO / "omlab" / "viz" / "jupyter_settings" / "server" / "omlab.json", server_config / "omlab.json")
     return {
         **os.environ,
         "HOME": str(root / "home"),
@@ -113,7 +113,9 @@ def app_settings(root: Path) -> Path:
     """The lab's package-defaults folder holding omlab's own defaults file, as an install puts it."""
     folder = root / "lab-app-settings"
     (folder / "overrides.d").mkdir(parents=True)
-    shutil.copy(REPO / "jupyter" / "omlab.json", folder / "overrides.d" / "omlab.json")
+    shutil.copy(
+        REPO / "omlab" / "viz" / "jupyter_settings" / "lab" / "omlab.json", folder / "overrides.d" / "omlab.json"
+    )
     return folder
 
 

@@ -61,7 +61,7 @@ def test_the_save_hook_changes_notebooks_only():
 
 
 def test_the_server_settings_enable_the_save_hook():
-    settings = json.loads((REPO / "jupyter" / "jupyter_server_config.d" / "omlab.json").read_text())
+    settings = json.loads((REPO / "omlab" / "viz" / "jupyter_settings" / "server" / "omlab.json").read_text())
     assert settings["ServerApp"]["jpserver_extensions"] == {"omlab.viz.saved_views": True}
     assert saved_views._jupyter_server_extension_points() == [{"module": "omlab.viz.saved_views"}]
     hooks = []
