@@ -145,3 +145,28 @@ def test_the_guard_kills_the_processes_of_its_session_when_the_pipe_closes(tmp_p
 def test_the_guard_refuses_a_directory_that_is_not_a_ray_session(tmp_path):
     with pytest.raises(ValueError, match="not a Ray session directory"):
         kill_session(str(tmp_path))
+
+
+DRIVER_THAT_STOPS_ITS_GUARD = """
+import sys
+from omlab.bench.run.ray_guard import start_guard, stop_guard
+session = sys.argv[1]
+log = open(session + "/logs/python-core-driver.log", "w")  # Ray's driver keeps its logs open like this
+stop_guard(start_guard(session))
+print("driver still here")
+"""
+
+
+def test_the_guard_spares_the_driver_that_stops_it(tmp_path):
+    """A driver still holds its own log files in the session after ray.shutdown(): stopping the
+    guard at the end of a normal run must not kill the driver with its instance."""
+    session = tmp_path / "session_2026-01-01_00-00-00_2"
+    (session / "logs").mkdir(parents=True)
+    driver = subprocess.run(
+        [sys.executable, "-c", DRIVER_THAT_STOPS_ITS_GUARD, str(session)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (driver.returncode, driver.stdout.strip()) == (0, "driver still here"), driver.stderr[-2000:]

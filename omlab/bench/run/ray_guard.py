@@ -7,9 +7,11 @@ meanwhile. :func:`start_guard` starts a small guard process that holds the read 
 the driver writes to. The kernel closes the pipe the instant the driver ends, however it ends; the
 guard then kills every process of the instance at once: each process whose command line or open
 files name the instance's session directory (worker processes change their command line, but
-their output stays open on the session's log files). After a normal shutdown that finds nothing.
+their output stays open on the session's log files), except the driver itself: after a normal
+shutdown the driver still holds its own log files there, and the sweep must not kill it.
 
-Run as ``python -m omlab.bench.run.ray_guard SESSION_DIR`` with the pipe as standard input.
+Run as ``python -m omlab.bench.run.ray_guard SESSION_DIR DRIVER_PID`` with the pipe as standard
+input.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def start_guard(session_dir: str) -> subprocess.Popen[bytes] | None:
     if not Path("/proc/self/fd").is_dir():  # pragma: no cover - Linux has it
         return None
     return subprocess.Popen(
-        [sys.executable, "-m", "omlab.bench.run.ray_guard", session_dir],
+        [sys.executable, "-m", "omlab.bench.run.ray_guard", session_dir, str(os.getpid())],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -50,14 +52,15 @@ def stop_guard(guard: subprocess.Popen[bytes] | None) -> None:
         guard.kill()
 
 
-def session_processes(session_dir: str) -> list[int]:
-    """Pids of the processes (other than this one) whose command line or open files name
-    ``session_dir``."""
+def session_processes(session_dir: str, spare: frozenset[int] = frozenset()) -> list[int]:
+    """Pids of the processes (other than this one and those in ``spare``) whose command line or
+    open files name ``session_dir``."""
     marker = os.path.realpath(session_dir).rstrip("/") + "/"
     plain = session_dir.rstrip("/") + "/"
+    skip = spare | {os.getpid()}
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit() or int(entry.name) in skip:
             continue
         if _names(entry, (marker, plain)):
             found.append(int(entry.name))
@@ -85,14 +88,14 @@ def _names(process: Path, markers: tuple[str, ...]) -> bool:
     return False
 
 
-def kill_session(session_dir: str) -> int:
-    """``kill -9`` every process of the instance; how many were killed."""
+def kill_session(session_dir: str, spare: frozenset[int] = frozenset()) -> int:
+    """``kill -9`` every process of the instance but those in ``spare``; how many were killed."""
     if not Path(session_dir).name.startswith("session_"):
         raise ValueError(f"not a Ray session directory: {session_dir!r}")
     killed = 0
     # a second pass catches a worker the raylet started while the first one ran
     for _ in range(2):
-        for pid in session_processes(session_dir):
+        for pid in session_processes(session_dir, spare):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
@@ -100,12 +103,13 @@ def kill_session(session_dir: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Wait for the driver's pipe to close, then kill what is left of its Ray instance."""
-    (session_dir,) = argv
+    """Wait for the driver's pipe to close, then kill what is left of its Ray instance (the
+    driver aside: a dead driver needs no killing, a live one has just shut its instance down)."""
+    session_dir, driver = argv
     with contextlib.suppress(OSError):
         while sys.stdin.buffer.read(4096):
             pass
-    kill_session(session_dir)
+    kill_session(session_dir, frozenset({int(driver)}))
     return 0
 
 
