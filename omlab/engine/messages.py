@@ -61,8 +61,8 @@ class Part:
     size_bytes: int | None = None
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    #: token-estimate cache: key -> {"v", "source", "key", "tokens"}; see ``omlab.engine.token_counter``
-    token_cache: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    #: token-estimate cache: ``"<source>|<kind>:<hash>" -> tokens``; see ``omlab.engine.token_counter``
+    token_cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def is_data(self) -> bool:
@@ -84,7 +84,7 @@ class Message:
     thread_id: str | None = None
     resource_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    token_cache: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    token_cache: dict[str, Any] = field(default_factory=dict, repr=False)
     name: str | None = None
 
     def __post_init__(self) -> None:

@@ -21,11 +21,16 @@ A message costs ``tokens(role) + 3.8 + Σ parts``, rounded (JavaScript rounding)
 * ``image`` / ``file``: :mod:`omlab.engine.attachment_tokens`.
 * any other part (or a tool invocation with an unknown state): tokens of the part's JSON.
 
-Caching: every part estimate is stored in ``part.token_cache[key]`` as
-``{"v", "source", "key", "tokens"}`` with ``key = "<kind>:<blake2b(payload)>"`` and
-``source = "v<CACHE_VERSION>:<estimator>"``. An entry is used only when all three match, so
-editing a part or switching estimator recomputes it. A part can hold several kinds (a tool call's
-name and args). ``part.metadata["tokenEstimate"] = {"source": "client", "tokens": N}`` always wins.
+Caching: every part estimate is stored in ``part.token_cache`` as
+``"<source>|<kind>:<blake2b(payload)>" -> tokens`` with ``source = "v<CACHE_VERSION>:<estimator>"``.
+An entry is used only when its whole key matches, so editing a part or switching estimator
+recomputes it, and storing an estimate drops the part's other entries of the same kind. A part can
+hold several kinds (a tool call's name and args). The entries are flat (a string and a number, not
+the reference's ``{"v", "source", "key", "tokens"}`` record) because a dict holding only strings
+and numbers is invisible to CPython's garbage collector: one record per message kept every part's
+cache tracked for the whole session, and at a million tokens those dicts alone set off a full
+collection (``benchmarks/bench_engine.py``).
+``part.metadata["tokenEstimate"] = {"source": "client", "tokens": N}`` always wins.
 Message and conversation overheads are never cached; ``message.token_cache`` stays unused because
 omlab messages carry all their content in parts.
 """
@@ -177,6 +182,11 @@ def _payload_hash(payload: str) -> str:
     return hashlib.blake2b(payload.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def _entry_kind(cache_key: str) -> str:
+    """The kind of a cache key (``"v1:tokenx|text:<hash>"`` -> ``"text"``)."""
+    return cache_key.rpartition("|")[2].partition(":")[0]
+
+
 def _serialize_part(part: Part) -> str:
     """The part as JSON (AI-SDK field names), without its caches or a client estimate."""
     fields: dict[str, Any] = {}
@@ -306,25 +316,18 @@ class TokenCounter:
     # --- caching --------------------------------------------------------------------------------
 
     def _cached_entry(self, part: Part, kind: str, payload: str) -> tuple[str, float | None]:
-        key = f"{kind}:{_payload_hash(payload)}"
-        entry = part.token_cache.get(key)
-        if (
-            isinstance(entry, dict)
-            and entry.get("v") == CACHE_VERSION
-            and entry.get("source") == self.source
-            and entry.get("key") == key
-            and isinstance(entry.get("tokens"), (int, float))
-            and math.isfinite(entry["tokens"])
-        ):
-            return key, entry["tokens"]
+        key = f"{self.source}|{kind}:{_payload_hash(payload)}"
+        tokens = part.token_cache.get(key)
+        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and math.isfinite(tokens):
+            return key, tokens
         return key, None
 
-    def _store(self, part: Part, kind: str, key: str, tokens: float) -> None:
-        # An edited part leaves an outdated entry of the same kind behind: drop it.
-        prefix = kind + ":"
-        for stale in [k for k in part.token_cache if k.startswith(prefix) and k != key]:
+    @staticmethod
+    def _store(part: Part, kind: str, key: str, tokens: float) -> None:
+        # An edited part, or another estimator, leaves an entry of the same kind behind: drop it.
+        for stale in [k for k in part.token_cache if k != key and _entry_kind(k) == kind]:
             del part.token_cache[stale]
-        part.token_cache[key] = {"v": CACHE_VERSION, "source": self.source, "key": key, "tokens": tokens}
+        part.token_cache[key] = tokens
 
     def _estimate(self, part: Part, kind: str, payload: str) -> float:
         """Tokens of ``payload`` under the text estimator, cached on ``part``."""

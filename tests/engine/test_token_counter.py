@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gc
 import math
 import struct
 from datetime import UTC, datetime
@@ -124,7 +125,7 @@ def test_result_encrypted_content_is_stubbed(counter):
 def test_stored_model_output_replaces_the_result(counter):
     part = call("result", result={"huge": "payload " * 1000}, metadata={"modelOutput": "short"})
     assert counter.count_part(part) == pytest.approx(1 + 3.8)
-    assert any(key.startswith("tool-result-model-output-json:") for key in part.token_cache)
+    assert any(key.partition("|")[2].startswith("tool-result-model-output-json:") for key in part.token_cache)
 
 
 def test_result_without_value_costs_one_message(counter):
@@ -218,19 +219,35 @@ def test_client_estimate_always_wins(counter):
 def test_cache_entry_shape(counter):
     part = Part(type="text", text=ENGLISH)
     counter.count_part(part)
-    [(key, entry)] = part.token_cache.items()
-    assert key.startswith("text:") and len(key) == len("text:") + 32
-    assert entry == {"v": CACHE_VERSION, "source": f"v{CACHE_VERSION}:tokenx", "key": key, "tokens": 11}
+    [(key, tokens)] = part.token_cache.items()
+    source, _, kind_hash = key.partition("|")
+    assert source == f"v{CACHE_VERSION}:tokenx"
+    assert kind_hash.startswith("text:") and len(kind_hash) == len("text:") + 32
+    assert tokens == 11
+
+
+def test_cache_is_invisible_to_the_garbage_collector(counter):
+    """A cache the collector tracks is one more long-lived object per message; at a million
+    tokens those alone set off a full collection (benchmarks/bench_engine.py)."""
+    parts = [Part(type="text", text=ENGLISH), Part(type="tool-invocation", tool_name="f", args={"a": 1}, state="call")]
+    for part in parts:
+        counter.count_part(part)
+        assert part.token_cache and not gc.is_tracked(part.token_cache)
 
 
 def test_cache_is_used_and_invalidated(counter):
     part = Part(type="text", text=ENGLISH)
     counter.count_part(part)
     [key] = part.token_cache
-    part.token_cache[key]["tokens"] = 999  # a valid entry is trusted
+    part.token_cache[key] = 999  # a valid entry is trusted
     assert counter.count_part(part) == 999
-    part.token_cache[key]["v"] = CACHE_VERSION - 1  # another version: recomputed
+    part.token_cache[key] = float("nan")  # not a count: recomputed
     assert counter.count_part(part) == 11
+    older = key.replace(f"v{CACHE_VERSION}:", f"v{CACHE_VERSION - 1}:", 1)
+    part.token_cache = {older: 999}  # another version: recomputed, and the old entry dropped
+    assert counter.count_part(part) == 11 and list(part.token_cache) == [key]
+    part.token_cache = {key.partition("|")[2]: {"v": CACHE_VERSION, "tokens": 999}}  # the old record shape
+    assert counter.count_part(part) == 11 and list(part.token_cache) == [key]
     part.text = "Hi"  # edited: a new key, and the outdated entry is dropped
     assert counter.count_part(part) == 1
     assert len(part.token_cache) == 1 and next(iter(part.token_cache)) != key

@@ -43,7 +43,7 @@ def rich_message() -> Message:
         thread_id="t1",
         resource_id="r1",
         metadata={"mastra": {"sealed": True}, "source": "ünïcödé 🙂"},
-        token_cache={"tokenx:1": {"v": 1, "source": "text", "key": "abc", "tokens": 12}},
+        token_cache={"v1:tokenx|text:abc": 12},
         parts=[
             Part(type="text", text="Bonjour 👋 — café, 日本語, עברית\nsecond line\ttab"),
             Part(type="reasoning", text="thinking… 🤔"),
@@ -86,7 +86,7 @@ def rich_message() -> Message:
             Part(
                 type="text",
                 text="cached",
-                token_cache={"k": {"v": 2, "source": "text", "key": "cached", "tokens": 1}},
+                token_cache={"v1:tokenx|text:cached": 1},
                 metadata={"mastra": {"sealedAt": 1714555815000}},
             ),
             Part(type="custom-thing", args={"anything": [True, None, 1.5]}),
