@@ -130,25 +130,28 @@ def _short_lines_loop(lines: list[str]) -> bool:
     # The budget is shared by all short lines of one contiguous run and resets at every
     # substantial line: a looping model emits short lines back to back, while short status
     # lines that legitimately recur are separated by real observations.
-    counts: dict[str, list[int]] = {}
-
-    def run_exceeds_budget() -> bool:
-        repeated_chars = sum(chars for count, chars in counts.values() if count > 1)
-        # The newline after the very last occurrence is not part of the output.
-        return repeated_chars - 1 > MAX_OBSERVATION_LINE_CHARS
-
+    counts: dict[str, list[int]] = {}  # short line -> [occurrences, characters] in this run
+    repeated = 0  # characters of this run's short lines that occur more than once
     for line in lines:
         trimmed = line.strip()
         if not trimmed:
             continue
         if len(trimmed) >= MIN_SUBSTANTIAL_LINE_CHARS:
-            if run_exceeds_budget():
+            # The newline after the very last occurrence is not part of the output.
+            if repeated - 1 > MAX_OBSERVATION_LINE_CHARS:
                 return True
-            counts = {}
+            if counts:
+                counts, repeated = {}, 0
             continue
         if _TAG_ONLY_LINE.match(trimmed) or trimmed.startswith("Date:"):
             continue
-        entry = counts.setdefault(trimmed, [0, 0])
+        chars = len(line) + 1
+        entry = counts.get(trimmed)
+        if entry is None:
+            counts[trimmed] = [1, chars]
+            continue
         entry[0] += 1
-        entry[1] += len(line) + 1
-    return run_exceeds_budget()
+        entry[1] += chars
+        # a second occurrence makes the first one count as repeated too
+        repeated += entry[1] if entry[0] == 2 else chars
+    return repeated - 1 > MAX_OBSERVATION_LINE_CHARS

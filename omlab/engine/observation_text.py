@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from omlab.engine.degenerate import MAX_OBSERVATION_LINE_CHARS, is_degenerate
+from omlab.engine.line_tags import find_tag
 
 TRUNCATED_LINE_SUFFIX = " … [truncated]"
 
@@ -28,10 +29,7 @@ TRUNCATED_LINE_SUFFIX = " … [truncated]"
 
 # A block's opening tag must start a line, so prose such as "User discussed <observations> tags" is
 # not taken for a block. The closing tag normally starts a line too; one that ends the last
-# observation line ("...</observations>") is accepted as well. The two are searched for separately:
-# on long replies that is much faster than one pattern with a lazy scan between them.
-_OPEN_OBSERVATIONS = re.compile(r"^[ \t]*<observations>", re.IGNORECASE | re.MULTILINE)
-_CLOSE_OBSERVATIONS = re.compile(r"^[ \t]*</observations>|</observations>[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# observation line ("...</observations>") is accepted as well (omlab.engine.line_tags).
 # Any hint tag at all; a reply without one (every reflection) skips the three section searches.
 _ANY_HINT_TAG = re.compile(r"<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE)
 _NEXT_SECTION = re.compile(r"^[ \t]*<(?:current-task|suggested-response|thread-title)>", re.IGNORECASE | re.MULTILINE)
@@ -43,19 +41,14 @@ def _section_spans(tag: str, text: str) -> list[tuple[int, int, int, int]]:
     line. The section ends at the first closing tag that starts or ends a line (``<tag>x</tag>`` on
     one line, or ``x</tag>`` closing the last line), so a value that mentions ``</tag>`` inside a
     sentence is not cut there."""
-    flags = re.IGNORECASE | re.MULTILINE
-    opening = re.compile(rf"^[ \t]*<{tag}>", flags)
-    at_line_start = re.compile(rf"^[ \t]*</{tag}>", flags)
-    at_line_end = re.compile(rf"</{tag}>[ \t]*$", flags)
     spans: list[tuple[int, int, int, int]] = []
     position = 0
-    while (start := opening.search(text, position)) is not None:
-        found = [m for m in (at_line_start.search(text, start.end()), at_line_end.search(text, start.end())) if m]
-        if not found:
+    while (start := find_tag(text, f"<{tag}>", position, at_line_start=True)) is not None:
+        closing = find_tag(text, f"</{tag}>", start[1], at_line_start=True, at_line_end=True)
+        if closing is None:
             break
-        closing = min(found, key=lambda m: m.start())
-        spans.append((start.start(), start.end(), closing.start(), closing.end()))
-        position = closing.end()
+        spans.append((start[0], start[1], closing[0], closing[1]))
+        position = closing[1]
     return spans
 
 
@@ -134,12 +127,12 @@ def _observation_blocks(text: str) -> list[str]:
     tag after it, then on from there."""
     blocks: list[str] = []
     position = 0
-    while (opening := _OPEN_OBSERVATIONS.search(text, position)) is not None:
-        closing = _CLOSE_OBSERVATIONS.search(text, opening.end())
+    while (opening := find_tag(text, "<observations>", position, at_line_start=True)) is not None:
+        closing = find_tag(text, "</observations>", opening[1], at_line_start=True, at_line_end=True)
         if closing is None:  # no later opening can close either
             break
-        blocks.append(text[opening.end() : closing.start()])
-        position = closing.end()
+        blocks.append(text[opening[1] : closing[0]])
+        position = closing[1]
     return blocks
 
 
@@ -147,10 +140,10 @@ def _observations_body(text: str) -> str:
     blocks = [block.strip() for block in _observation_blocks(text)]
     if blocks:
         return "\n".join(block for block in blocks if block)
-    opening = _OPEN_OBSERVATIONS.search(text)
+    opening = find_tag(text, "<observations>", at_line_start=True)
     if opening:
         # An unclosed block (output cut off): take it up to the next known section.
-        rest = text[opening.end() :]
+        rest = text[opening[1] :]
         following = _NEXT_SECTION.search(rest)
         return (rest[: following.start()] if following else rest).strip()
     # No block at all: keep the list-item lines, but not those of the hint sections
@@ -261,21 +254,27 @@ _OBSERVATION_TIME = re.compile(r"^[*-]\s+(?:\S+\s+)?\(([0-9]{1,2}):([0-9]{2})\s*
 
 
 def _minutes_of(items: list[list[str]]) -> list[int] | None:
-    matches = [_OBSERVATION_TIME.match(item[0]) for item in items]
-    if None in matches:
-        return None
-    times = [m.groups() for m in matches]
-    marked = sum(1 for _, _, meridiem in times if meridiem)
-    if 0 < marked < len(times):
-        return None
-    if marked == len(times):
+    match = _OBSERVATION_TIME.match
+    times = []
+    for item in items:
+        found = match(item[0])
+        if found is None:
+            return None
+        times.append(found.groups())
+    unmarked = [meridiem for _, _, meridiem in times].count(None)
+    if unmarked == 0:
         return [(int(h) % 12) * 60 + (720 if meridiem in "Pp" else 0) + int(m) for h, m, meridiem in times]
+    if unmarked < len(times):
+        return None
     # Without AM/PM, "13:35" or "09:15" read as 24-hour and "1:35" as 12-hour, while "10:30" could
     # be either; a mix that cannot be ordered safely is left alone.
-    hours = [h for h, _, _ in times]
-    twelve_hour = any(len(h) == 1 and h != "0" for h in hours)
-    twenty_four_hour = any(len(h) == 2 and (h[0] in "02" or (h[0] == "1" and h[1] in "3456789")) for h in hours)
-    if twelve_hour and (twenty_four_hour or len(set(hours)) > 1):
+    twelve_hour = twenty_four_hour = False
+    for hour, _, _ in times:
+        if len(hour) == 1:
+            twelve_hour = twelve_hour or hour != "0"
+        elif hour[0] in "02" or (hour[0] == "1" and hour[1] in "3456789"):
+            twenty_four_hour = True
+    if twelve_hour and (twenty_four_hour or len({hour for hour, _, _ in times}) > 1):
         return None
     return [int(h) * 60 + int(m) for h, m, _ in times]
 
@@ -288,37 +287,32 @@ def sort_observations_by_time(text: str) -> str:
     when the 12-hour/24-hour reading is ambiguous, or when an unindented non-bullet line sits
     among its items. Text before the first ``Date:`` header is never reordered.
     """
-    output: list[str] = []
+    lines = text.split("\n")
+    # (first line, end line, new lines) of every group that sorting changes; the rest of the text
+    # is left as it is, so a log that is already in order costs one pass and no copy
+    changes: list[tuple[int, int, list[str]]] = []
     header: list[str] = []
     items: list[list[str]] = []
     trailing: list[str] = []
     sortable = True
-    in_group = False
+    group_start = -1  # line index of the current group's header; -1 before the first
 
-    moved = False
-
-    def flush() -> None:
-        nonlocal moved
+    def flush(group_end: int) -> None:
         minutes = _minutes_of(items) if sortable and len(items) > 1 else None
         if minutes is None or all(map(int.__le__, minutes, minutes[1:])):
-            ordered = items  # a stable sort of a non-decreasing sequence changes nothing
-        else:
-            moved = True
-            ordered = [item for _, item in sorted(zip(minutes, items, strict=True), key=lambda pair: pair[0])]
-        output.extend(header)
-        for item in ordered:
-            output.extend(item)
-        output.extend(trailing)
+            return  # a stable sort of a non-decreasing sequence changes nothing
+        ordered = [item for _, item in sorted(zip(minutes, items, strict=True), key=lambda pair: pair[0])]
+        changes.append((group_start, group_end, [*header, *(line for item in ordered for line in item), *trailing]))
 
     # The cheap tests before each pattern skip most lines (a log holds thousands; reflections
     # parse the whole log back).
-    for line in text.split("\n"):
+    for index, line in enumerate(lines):
         if "Date:" in line and _DATE_HEADER_LINE.match(line):
-            if in_group:
-                flush()
-            header, items, trailing, sortable, in_group = [line], [], [], True, True
-        elif not in_group:
-            output.append(line)
+            if group_start >= 0:
+                flush(index)
+            header, items, trailing, sortable, group_start = [line], [], [], True, index
+        elif group_start < 0:
+            continue
         elif line[:1] in ("*", "-") and line[1:2].isspace():
             if items:
                 items[-1].extend(trailing)
@@ -334,9 +328,18 @@ def sort_observations_by_time(text: str) -> str:
             items[-1].extend(trailing)
             items[-1].append(line)
             trailing = []
-    if in_group:
-        flush()
-    return "\n".join(output) if moved else text
+    if group_start >= 0:
+        flush(len(lines))
+    if not changes:
+        return text
+    output: list[str] = []
+    position = 0
+    for first, end, replaced in changes:
+        output.extend(lines[position:first])
+        output.extend(replaced)
+        position = end
+    output.extend(lines[position:])
+    return "\n".join(output)
 
 
 # --- actor-context rendering -------------------------------------------------------------
@@ -450,5 +453,7 @@ def strip_observation_group_tags(text: str) -> str:
     """
     if not text:
         return text
+    if "<observation-group" not in text and "\n\n\n" not in text:
+        return text.strip()  # nothing to replace or collapse (most logs): skip the two scans
     stripped = _OBSERVATION_GROUP.sub(lambda m: m.group(2).strip(), text)
     return re.sub(r"\n{3,}", "\n\n", stripped).strip()

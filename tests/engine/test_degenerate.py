@@ -149,3 +149,43 @@ def test_distinct_lines_never_fire(lines: list[str]) -> None:
     # long, distinct random lines do not share 200-char windows either.
     unique = [f"{i:04d} {line}" for i, line in enumerate(lines)]
     assert not is_degenerate("\n".join(unique))
+
+
+def _short_lines_budget_by_recount(lines: list[str]) -> bool:
+    """Signal (c) as its definition reads: at every substantial line and at the end, the run's
+    repeated short lines (all their occurrences, newlines included) against the budget."""
+    from omlab.engine.degenerate import _TAG_ONLY_LINE, MAX_OBSERVATION_LINE_CHARS, MIN_SUBSTANTIAL_LINE_CHARS
+
+    run: list[str] = []
+
+    def over() -> bool:
+        trimmed = [line.strip() for line in run]
+        repeated = sum(len(line) + 1 for line, key in zip(run, trimmed, strict=True) if trimmed.count(key) > 1)
+        return repeated - 1 > MAX_OBSERVATION_LINE_CHARS
+
+    for line in lines:
+        trimmed = line.strip()
+        if not trimmed:
+            continue
+        if len(trimmed) >= MIN_SUBSTANTIAL_LINE_CHARS:
+            if over():
+                return True
+            run = []
+        elif not (_TAG_ONLY_LINE.match(trimmed) or trimmed.startswith("Date:")):
+            run.append(line)
+    return over()
+
+
+# indentation makes a short line (short once trimmed) long: a few repeats reach the budget
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["- ok", " " * 2500 + "- ok", "- retry", " " * 1800 + "- retry", "x" * 30, ""])
+        | st.sampled_from(["Date: Jan 1", "<thread>", "  * a substantial observation line"]),
+        max_size=40,
+    )
+)
+def test_short_lines_signal_counts_as_defined(lines: list[str]) -> None:
+    from omlab.engine.degenerate import _short_lines_loop
+
+    assert _short_lines_loop(lines) == _short_lines_budget_by_recount(lines)
