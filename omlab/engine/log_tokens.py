@@ -15,6 +15,8 @@ is counted line by line, as before.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from omlab.tokens.tokenx import estimate_line_cached
 
 #: Cut a log before each line starting with this (the newline itself is the cut).
@@ -23,6 +25,14 @@ GROUP_HEADER = "Date:"
 MEMO_CHARS = 4_000_000
 
 _SEPARATOR = "\n" + GROUP_HEADER
+
+
+class LeadingLines(NamedTuple):
+    """The head of a log: its first ``lines`` lines, ``tokens`` long, ``text[:chars]``."""
+
+    lines: int
+    tokens: int
+    chars: int
 
 
 def count_lines(text: str) -> int:
@@ -49,11 +59,56 @@ class LogTokenMemo:
         for body in bodies:
             tokens = groups.get(body)
             if tokens is None:
-                tokens = count_lines(GROUP_HEADER + body)
-                self._chars += len(body)
-                if self._chars > MEMO_CHARS:
-                    groups.clear()
-                    self._chars = len(body)
-                groups[body] = tokens
+                tokens = self._remember(body)
             total += tokens
         return total
+
+    def leading_lines(self, text: str, budget: float) -> LeadingLines:
+        """The leading lines of ``text`` it takes for their count to reach ``budget`` (all of them
+        when it never does): how many, their count and their length in characters.
+
+        Equal to walking the lines and counting each, but whole groups are passed by their
+        remembered count and the text is cut no further than the group where the budget is
+        reached: a background reflection takes the oldest part of the log this way every time."""
+        total = seen = 0
+        position = 0  # where the line after the ones seen starts
+        if not text.startswith(GROUP_HEADER):  # lines before the first header: one by one
+            first = text.find(_SEPARATOR)
+            for line in (text if first < 0 else text[:first]).split("\n"):
+                total += estimate_line_cached(line)
+                seen += 1
+                position += len(line) + 1
+                if total >= budget:
+                    return LeadingLines(seen, total, position - 1)
+            if first < 0:
+                return LeadingLines(seen, total, position - 1)
+        groups = self._groups
+        length = len(text)
+        while position < length:
+            end = text.find(_SEPARATOR, position + 1)
+            end = length if end < 0 else end
+            body = text[position + len(GROUP_HEADER) : end]
+            tokens = groups.get(body)
+            if tokens is None:
+                tokens = self._remember(body)
+            if total + tokens < budget:  # line counts are never negative: no line of it reaches it
+                total += tokens
+                seen += body.count("\n") + 1
+                position = end + 1
+                continue
+            for line in text[position:end].split("\n"):
+                total += estimate_line_cached(line)
+                seen += 1
+                position += len(line) + 1
+                if total >= budget:
+                    return LeadingLines(seen, total, position - 1)
+        return LeadingLines(seen, total, position - 1)
+
+    def _remember(self, body: str) -> int:
+        tokens = count_lines(GROUP_HEADER + body)
+        self._chars += len(body)
+        if self._chars > MEMO_CHARS:
+            self._groups.clear()
+            self._chars = len(body)
+        self._groups[body] = tokens
+        return tokens

@@ -130,40 +130,32 @@ def _end_of_group(lines: list[str], covered: int) -> int:
     return len(lines)
 
 
-def lines_worth(lines: list[str], budget: float, count: Any) -> int:
-    """How many leading lines add up to about ``budget`` tokens.
-
-    The reference estimates this from the log's average tokens per line; once the head of the log
-    is condensed reflection output (short lines), that covers less and less, each reflection saves
-    less, and reflections come ever more often. Counting the lines themselves (memoised per line)
-    keeps every background reflection the intended size.
-    """
-    total = 0
-    for index, line in enumerate(lines):
-        total += count(line)
-        if total >= budget:
-            return index + 1
-    return len(lines)
-
-
 async def start_buffered_reflection(om: CycleContext, live: LiveMemory, result: StepResult) -> None:
     cfg = om.config.reflection
     record = live.record
-    lines = record.active_observations.split("\n")
+    log = record.active_observations
     reference = om.config.compat == "reference"
     if reference:
+        lines = log.split("\n")
         covered, slice_tokens = reference_mode.reflection_slice(
             len(lines), record.observation_token_count, cfg.observation_tokens * cfg.buffer_activation
         )
+        slice_text = "\n".join(lines[:covered])
     else:
-        covered = lines_worth(lines, cfg.observation_tokens * cfg.buffer_activation, om.counter.count_log_line)
+        # The reference estimates the slice from the log's average tokens per line; once the head
+        # of the log is condensed reflection output (short lines), that covers less and less, each
+        # reflection saves less, and reflections come ever more often. Counting the lines keeps
+        # every background reflection the intended size.
+        covered, slice_tokens, chars = om.counter.log_leading_lines(log, cfg.observation_tokens * cfg.buffer_activation)
+        slice_text = log[:chars]
         if om.config.retrieval is not None:
-            covered = _end_of_group(lines, covered)  # never split an observation group
+            lines = log.split("\n")
+            grouped = _end_of_group(lines, covered)  # never split an observation group
+            if grouped != covered:
+                covered, slice_text = grouped, "\n".join(lines[:grouped])
+                slice_tokens = om.counter.count_log(slice_text)
     if covered <= 0:
         return
-    slice_text = "\n".join(lines[:covered])
-    if not reference:
-        slice_tokens = om.counter.count_log(slice_text)
     target = max(1, js_round(BUFFERED_TARGET_RATIO * slice_tokens))
     record_id = record.id
     cycle_id = new_cycle_id("reflect-buf")
@@ -200,6 +192,8 @@ async def start_buffered_reflection(om: CycleContext, live: LiveMemory, result: 
             metadata={"cycleId": cycle_id, "threadId": live.thread_id, "operationType": "buffer-reflection"},
             inline_items=extraction.inline_items,
             inline_slugs=extraction.inline_slugs,
+            # the reference's slice estimate is not a count of the text: the Reflector counts it
+            observation_tokens=None if reference else slice_tokens,
         )
 
     async def commit(reflection: Any, error: BaseException | None) -> None:
@@ -270,22 +264,29 @@ async def activate_buffered_reflection(
     cfg = om.config.reflection
     record = live.record
     buffered = record.buffered_reflection or ""
-    lines = record.active_observations.split("\n")
-    tail = "\n".join(lines[record.reflected_observation_line_count :]).strip()
+    reflected = record.reflected_observation_line_count
+    # only the reflected lines are split off: the rest of the log stays one string
+    pieces = record.active_observations.split("\n", reflected)
+    tail = pieces[reflected].strip() if len(pieces) > reflected else ""
     combined = f"{buffered}\n\n{tail}" if tail else buffered
+    new_tokens = None
     if reason != "threshold":
         # an early trigger must not make a cliff drop (§2.8 step 4)
         tail_tokens = om.counter.count_log(tail) if tail else 0
-        combined_tokens = om.counter.count_log(combined)
+        new_tokens = om.counter.count_log(combined)
         floor = 0.75 * cfg.observation_tokens * (1 - (cfg.buffer_activation or 0))
-        if tail_tokens < record.buffered_reflection_tokens or combined_tokens < floor:
+        if tail_tokens < record.buffered_reflection_tokens or new_tokens < floor:
             return False
     if om.config.retrieval is not None:
-        covered_text = "\n".join(lines[: record.reflected_observation_line_count])
+        covered_text = "\n".join(pieces[:reflected])
         buffered = retrieval_groups(om, buffered, covered_text)
         combined = f"{buffered}\n\n{tail}" if tail else buffered
+        new_tokens = om.counter.count_log(combined)
+    elif new_tokens is None and om.config.compat == "reference":
+        new_tokens = om.counter.count_log(combined)
+    elif new_tokens is None:  # the buffered reflection was counted when it was stored
+        new_tokens = om.counter.count_log_joined(buffered, record.buffered_reflection_tokens, tail)
     before = record.observation_token_count
-    new_tokens = om.counter.count_log(combined)
     commit_generation(om, live, combined, new_tokens)
     now = om.clock.now()
     om.events.data(

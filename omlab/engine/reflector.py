@@ -111,9 +111,16 @@ class ReflectorRunner:
         on_retry: RetryListener | None = None,
         inline_items: Sequence[tuple[str, str]] = (),
         inline_slugs: Sequence[str] = (),
+        observation_tokens: int | None = None,
     ) -> ReflectionResult:
+        """Condense ``observations`` below ``target`` tokens, from compression ``first_level`` up.
+
+        ``observation_tokens``, when the caller has counted ``observations`` with this runner's
+        counter already, saves counting them again (a reflection's input is the whole log)."""
         text = strip_observation_group_tags(observations)
-        input_tokens = self.count(text)
+        input_tokens = (
+            observation_tokens if observation_tokens is not None and text == observations else self.count(text)
+        )
         last_level = min(4, first_level + 3)
         attempts: list[ReflectionAttempt] = []
         responses: list[ModelResponse] = []

@@ -47,10 +47,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from omlab.engine.attachment_tokens import describe_attachment, image_dimensions, is_image_part
-from omlab.engine.log_tokens import LogTokenMemo
+from omlab.engine.log_tokens import LeadingLines, LogTokenMemo
 from omlab.engine.messages import Message, Part
 from omlab.tokens.tiktoken_count import count_tiktoken, load_encoding
-from omlab.tokens.tokenx import estimate_line_cached, estimate_token_count
+from omlab.tokens.tokenx import estimate_token_count
 
 __all__ = [
     "CACHE_VERSION",
@@ -278,11 +278,31 @@ class TokenCounter:
             return self._logs.count(text)
         return self._count_text(text)
 
-    @property
-    def count_log_line(self) -> Callable[[str], int]:
-        """Tokens of one line of a log (no newline in it): :meth:`count_log` without its per-call
-        overhead, for code that walks a log line by line."""
-        return estimate_line_cached if self.estimator == "tokenx" else self.count_string
+    def log_leading_lines(self, text: str, budget: float) -> LeadingLines:
+        """The head of an observation log that a background reflection takes: the leading lines
+        up to the one where their line-by-line count reaches ``budget`` (all lines when it never
+        does), with the :meth:`count_log` of those lines and their length in characters."""
+        if self.estimator == "tokenx":
+            return self._logs.leading_lines(text, budget)
+        lines = text.split("\n")
+        covered, total = len(lines), 0
+        for index, line in enumerate(lines):
+            total += self.count_string(line)
+            if total >= budget:
+                covered = index + 1
+                break
+        head = "\n".join(lines[:covered])
+        return LeadingLines(covered, self.count_log(head), len(head))
+
+    def count_log_joined(self, first: str, first_tokens: int, second: str) -> int:
+        """:meth:`count_log` of ``first + "\\n\\n" + second`` (``first`` alone when ``second`` is
+        empty), where ``first_tokens`` is already ``count_log(first)``: with tokenx a count is the
+        sum over lines, so only ``second`` is counted."""
+        if not second:
+            return first_tokens
+        if self.estimator == "tokenx":
+            return first_tokens + self._logs.count(second)
+        return self.count_log(f"{first}\n\n{second}")
 
     def count_part(self, part: Part, *, model: str | None = None) -> float:
         """What ``part`` adds to its message, overhead adjustments included (can be fractional or

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omlab.engine import log_tokens
 from omlab.engine.log_tokens import LogTokenMemo
@@ -62,4 +64,36 @@ def test_token_counter_counts_logs_and_their_lines_exactly() -> None:
     counter = TokenCounter()
     assert counter.count_log(LOG) == estimate_token_count(LOG)
     assert counter.count_log(None) == 0
-    assert all(counter.count_log_line(line) == estimate_token_count(line) for line in LOG.split("\n"))
+    assert counter.log_leading_lines(LOG, 20) == LogTokenMemo().leading_lines(LOG, 20)
+
+
+def _walk(text: str, budget: float) -> tuple[int, int, int]:
+    """What leading_lines must equal: count line by line until the budget is reached."""
+    total = seen = 0
+    lines = text.split("\n")
+    for line in lines:
+        total += estimate_token_count(line)
+        seen += 1
+        if total >= budget:
+            break
+    return seen, total, len("\n".join(lines[:seen]))
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("budget", [-1, 0, 1, 5, 12, 20, 31, 45, 10_000])
+def test_leading_lines_equal_a_line_by_line_walk(text: str, budget: int) -> None:
+    memo = LogTokenMemo()
+    assert memo.leading_lines(text, budget) == _walk(text, budget)
+    assert memo.leading_lines(text, budget) == _walk(text, budget)  # from the memo
+    covered, tokens, chars = memo.leading_lines(text, budget)
+    assert tokens == estimate_token_count(text[:chars]) and text[:chars].count("\n") == covered - 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(LOG.split("\n") + ["", "Date:", "x Date: y", "Date: Feb 2"]), max_size=25),
+    st.integers(-2, 80),
+)
+def test_leading_lines_on_any_log(lines: list[str], budget: int) -> None:
+    text = "\n".join(lines)
+    assert LogTokenMemo().leading_lines(text, budget) == _walk(text, budget)

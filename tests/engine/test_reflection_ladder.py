@@ -6,6 +6,7 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
+import pytest
 from conversation_factory import make_conversation
 
 from omlab import ObservationalMemory
@@ -188,16 +189,24 @@ async def test_activation_keeps_hints_when_chunks_bring_none():
     assert om.storage.get_thread("t").om.get("currentTask") == task
 
 
-def test_buffered_reflection_covers_lines_worth_its_budget():
-    from omlab.engine.reflection_cycle import lines_worth
+@pytest.mark.parametrize("estimator", ["tokenx", "tiktoken"])
+def test_buffered_reflection_covers_lines_worth_its_budget(estimator):
+    from omlab.engine.token_counter import TokenCounter
 
-    lines = ["short"] * 10 + ["a much longer observation line with many more words in it"] * 10
-    count = estimate_token_count
-    covered = lines_worth(lines, 20, count)
-    assert sum(count(line) for line in lines[:covered]) >= 20
-    assert sum(count(line) for line in lines[: covered - 1]) < 20
-    assert lines_worth(lines, 10_000, count) == len(lines)
-    assert lines_worth([], 5, count) == 0
+    counter = TokenCounter(estimator=estimator)
+    lines = ["Date: Jan 1, 2024"] + ["* short"] * 10 + ["* a much longer observation line with many more words"] * 10
+    text = "\n".join(lines)
+    count = counter.count_string
+    covered, tokens, chars = counter.log_leading_lines(text, 40)
+    assert text[:chars] == "\n".join(lines[:covered])
+    assert sum(count(line) for line in lines[:covered]) >= 40
+    assert sum(count(line) for line in lines[: covered - 1]) < 40
+    assert tokens == counter.count_log("\n".join(lines[:covered]))
+    assert counter.log_leading_lines(text, 10_000) == (len(lines), counter.count_log(text), len(text))
+    assert counter.log_leading_lines("", 5) == (1, 0, 0)
+    joined = counter.count_log_joined(text, counter.count_log(text), "Date: Feb 2, 2024\n* later")
+    assert joined == counter.count_log(text + "\n\nDate: Feb 2, 2024\n* later")
+    assert counter.count_log_joined(text, 7, "") == 7
 
 
 async def test_the_failed_marker_before_a_reflection_retry_says_retrying():
