@@ -27,9 +27,11 @@ from bench_view import CHROMIUM, REPO, generate
 
 def paint_seconds(page, url: str) -> float:
     page.goto(url)
-    paint = page.evaluate(
-        "performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint').startTime"
-    )
+    # the paint entry can land after the load event that goto waits for
+    paint = page.wait_for_function(
+        "performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint')?.startTime",
+        timeout=30_000,
+    ).json_value()
     return paint / 1000
 
 
