@@ -47,9 +47,10 @@ budget kept as a running sum, time sorting that only rebuilds the groups it reor
 slice (counted and cut in one walk over remembered groups, no split of the whole log), handing
 the Reflector its count, and activating (only the reflected lines split off; the buffered
 reflection's stored count reused, only the tail counted). The engine's reflection work in a
-steady eighth fell from about 85 to about 70 ms, a steady eighth from ~0.30 to ~0.27 s, and the
-growth from ~4.2x to ~4.1x, with the replay's results unchanged (the same observation logs and
-counts, generation by generation, in both modes).
+steady eighth fell from about 85 to about 70 ms, the 1M replay's engine time from 2.4-2.5 s to
+2.2-2.35 s (250k: 0.57-0.60 s to 0.54-0.57 s), and the growth from ~4.2x to ~4.1x, with the
+replay's results unchanged (the same observation logs and counts, generation by generation, in
+both modes).
 
     .venv/bin/python benchmarks/bench_engine.py [--sizes 250000 500000 1000000] [--rounds 6] [--sync]
 """
