@@ -3,7 +3,9 @@
 Replays synthetic conversations of about 250k, 500k and 1M tokens (tokenx estimate) through
 ObservationalMemory with the built-in offline models in virtual time, and prints engine throughput
 (tokens/s) and the ratio of engine time to a plain tokenization pass over the same text. Cost must
-grow linearly: the 1M run's *engine* time must be no more than 4.5x the 250k run's.
+grow linearly: the 1M run's *engine* time must be no more than 4.2x the 250k run's (the line was
+4.5x until issue 20 asked for a verdict that holds with margin; the 250k run's warm-up, below,
+is why a linear engine still reads a little above 4x).
 
 Engine time is the CPU time of the replay's thread minus the CPU time spent inside the offline
 models, which the model client measures around each offline ``generate``
@@ -74,6 +76,10 @@ from omlab.engine.clock import VirtualClock
 from omlab.engine.messages import Message
 from omlab.engine.scheduler import FixedLatency, VirtualScheduler
 from omlab.tokens.tokenx import estimate_token_count
+
+GROWTH_LIMIT_FOR_4X = 4.2
+"""The verdict's line: engine time may grow at most this much for 4x the tokens (scaled to the
+sizes' actual token ratio)."""
 
 PARTS = {"engine": "engine_s", "engine wall": "engine_wall_s", "models": "model_s", "whole": "seconds"}
 """What the growth is computed on: the engine's CPU time (the verdict), its wall time, the offline
@@ -259,7 +265,7 @@ def main() -> None:
     )
     for size in sizes[:-1]:
         size_growth = tokens[largest] / tokens[size]
-        limit = 4.5 * size_growth / 4  # the target: 4.5x engine time for 4x the tokens
+        limit = GROWTH_LIMIT_FOR_4X * size_growth / 4
         growth = {part: median(values) for part, values in growths[size].items()}
         verdict = f"OK (<= {limit:.2f}x)" if growth["engine"] <= limit else f"TOO SLOW (> {limit:.2f}x)"
         print(
