@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "ObservationalMemory": "omlab.memory",
-    "SyncObservationalMemory": "omlab.engine.memory",
+    "SyncObservationalMemory": "omlab.engine.sync_memory",
     "ModelByInputTokens": "omlab.llm.spec",
     "ModelWithRetries": "omlab.llm.spec",
     "OMConfig": "omlab.engine.config",
@@ -52,10 +52,10 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from omlab.engine.events import DataPart, DebugEvent
     from omlab.engine.extractors import Extractor, WorkingMemoryExtractor
-    from omlab.engine.memory import SyncObservationalMemory
     from omlab.engine.messages import Message, Part
     from omlab.engine.status import Status
     from omlab.engine.step_result import StepResult
+    from omlab.engine.sync_memory import SyncObservationalMemory
     from omlab.llm.client import ModelClient
     from omlab.llm.spec import InputTooLargeError, ModelByInputTokens, ModelSpecError, ModelWithRetries
     from omlab.memory import ObservationalMemory

@@ -14,10 +14,8 @@ clock) by default, virtual in replays.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -58,6 +56,7 @@ from omlab.engine.scheduler import LiveScheduler, Scheduler
 from omlab.engine.status import Status
 from omlab.engine.step_result import PENDING_STATUS, StepResult
 from omlab.engine.storage import Storage
+from omlab.engine.sync_memory import SyncObservationalMemory
 from omlab.engine.temporal_markers import insert_temporal_markers, is_temporal_marker
 from omlab.engine.token_counter import TokenCounter
 from omlab.llm.client import ModelClient
@@ -524,74 +523,6 @@ class ObservationalMemory:
             await observe_resource(self.context, live, trigger, result, everything=everything)
         else:
             await observe_sync(self.context, live, trigger, result)
-
-
-class SyncObservationalMemory:
-    """Blocking versions of :class:`ObservationalMemory`'s coroutines.
-
-    The coroutines run on a private event loop in a daemon thread, so the facade works both in
-    plain scripts and where an event loop is already running (Jupyter)."""
-
-    def __init__(self, memory: ObservationalMemory) -> None:
-        self.memory = memory
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="omlab-sync", daemon=True)
-        self._thread.start()
-
-    def _run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def add_messages(self, thread_id: str, messages: Iterable[Message], **kwargs: Any) -> StepResult | None:
-        return self._run(self.memory.add_messages(thread_id, messages, **kwargs))
-
-    def process(self, thread_id: str, **kwargs: Any) -> StepResult:
-        return self._run(self.memory.process(thread_id, **kwargs))
-
-    def observe(self, thread_id: str, **kwargs: Any) -> StepResult:
-        return self._run(self.memory.observe(thread_id, **kwargs))
-
-    def reflect(self, thread_id: str, prompt: str | None = None) -> StepResult:
-        return self._run(self.memory.reflect(thread_id, prompt))
-
-    def status(self, thread_id: str) -> Status:
-        return self._run(self.memory.status(thread_id))
-
-    def build_context(self, thread_id: str, **kwargs: Any) -> list[dict[str, Any]]:
-        return self._run(self.memory.build_context(thread_id, **kwargs))
-
-    def get_observations(self, thread_id: str) -> str:
-        return self._run(self.memory.get_observations(thread_id))
-
-    def get_record(self, thread_id: str) -> ObservationRecord:
-        return self._run(self.memory.get_record(thread_id))
-
-    def get_history(self, thread_id: str) -> list[ObservationRecord]:
-        return self._run(self.memory.get_history(thread_id))
-
-    def clear(self, thread_id: str) -> None:
-        self._run(self.memory.clear(thread_id))
-
-    def finalize(self, thread_id: str) -> StepResult:
-        return self._run(self.memory.finalize(thread_id))
-
-    def end_turn(self, thread_id: str) -> None:
-        self._run(self.memory.end_turn(thread_id))
-
-    def settle(self) -> None:
-        self._run(self.memory.settle())
-
-    def get_unobserved_messages(self, thread_id: str, **kwargs: Any) -> list[Message]:
-        return self._run(self.memory.get_unobserved_messages(thread_id, **kwargs))
-
-    def recall_tool(self, thread_id: str, **kwargs: Any) -> RecallTool:
-        return self.memory.recall_tool(thread_id, **kwargs)
-
-    def close(self) -> None:
-        """Stop the private loop (the memory itself stays usable from async code)."""
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-        self._loop.close()
 
 
 __all__: Sequence[str] = ("ObservationalMemory", "ObservationalMemoryError", "StepResult", "SyncObservationalMemory")

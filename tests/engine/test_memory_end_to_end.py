@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -160,4 +161,40 @@ async def test_sync_facade_works_outside_an_event_loop():
     assert pending and all(m.thread_id == "t3" for m in pending)
     assert facade.status("t3").pending_tokens == om.counter.count_messages(pending)
     assert [m.id for m in pending] == [m.id for m in messages[-len(pending) :]]  # the newest tail stays raw
+    facade.close()
+
+
+def test_the_sync_facade_has_a_blocking_twin_of_every_public_coroutine():
+    import inspect
+
+    from omlab.engine.memory import ObservationalMemory
+    from omlab.engine.sync_memory import AsyncMemory, SyncObservationalMemory
+
+    coroutines = {
+        name
+        for name, member in inspect.getmembers(ObservationalMemory, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+    }
+    assert coroutines, "ObservationalMemory should have public coroutines"
+    missing = sorted(name for name in coroutines if not hasattr(SyncObservationalMemory, name))
+    assert not missing, f"SyncObservationalMemory lacks {missing}"
+    still_async = sorted(
+        name for name in coroutines if inspect.iscoroutinefunction(getattr(SyncObservationalMemory, name))
+    )
+    assert not still_async
+    # the protocol the facade types its memory with states the memory's real signatures
+    for name in coroutines | {"recall_tool"}:
+        assert inspect.signature(getattr(AsyncMemory, name)) == inspect.signature(getattr(ObservationalMemory, name)), (
+            name
+        )
+
+
+def test_the_sync_facade_reads_the_resolved_config_and_the_threads():
+    om, clock, _, _ = _memory()
+    facade = om.sync()
+    message = make_conversation(200, seed=7)[0]
+    clock.set(message.created_at)
+    facade.add_messages("t4", [message])
+    assert facade.get_resolved_config() == asyncio.run(om.get_resolved_config())
+    assert [thread.id for thread in facade.list_threads("t4")] == ["t4"]
     facade.close()
