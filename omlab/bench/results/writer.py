@@ -44,6 +44,7 @@ from omlab.bench.results.connect import (
     rollback,
     run_transaction,
 )
+from omlab.bench.results.discard import discard_statements
 from omlab.bench.results.layout import parts_path, run_path, runs_dir
 from omlab.bench.results.provenance import collect_provenance
 from omlab.bench.results.row_buffer import RowBuffer
@@ -55,7 +56,6 @@ from omlab.bench.results.schema import (
     CONVERSATION_STATUSES,
     FINAL_RUN_STATUSES,
     KEYS,
-    MODEL_ROLES_BY_PHASE,
     PHASES,
     SCHEMA_VERSION,
     SCHEMA_VERSION_TABLE,
@@ -71,9 +71,6 @@ log = logging.getLogger("omlab.bench.results")
 _WRITER_MANAGED_RUN_COLUMNS = frozenset({"run_id", "status", "started_at", "finished_at", "error"})
 _BATCH_VIEW = "omlab_incoming_batch"
 _NEW_FILE_LOCK_TIMEOUT_S = 5.0
-_DELETE_SCORES_OF_CONVERSATION = (
-    "DELETE FROM scores WHERE question_id IN (SELECT question_id FROM answers WHERE conversation_id = ?)"
-)
 _Row = Mapping[str, Any]
 T = TypeVar("T")
 ColumnData = pa.Table | pa.RecordBatch | Mapping[str, Any]
@@ -335,38 +332,12 @@ class RunWriter:
         phase's mark goes too. Live readers see the deletion once the affected tables are
         republished (before this returns).
         """
-        if phase not in PHASES:
-            raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
-        roles = MODEL_ROLES_BY_PHASE[phase]
-        role_slots = ", ".join("?" for _ in roles)
-        statements: list[str | tuple[str, list[Any]]] = {
-            "prepare": [
-                ("DELETE FROM steps WHERE conversation_id = ?", [conversation_id]),
-                ("DELETE FROM events WHERE conversation_id = ?", [conversation_id]),
-            ],
-            "answer": [("DELETE FROM answers WHERE conversation_id = ?", [conversation_id])],
-            "judge": [(_DELETE_SCORES_OF_CONVERSATION, [conversation_id])],
-        }[phase]
-        statements += [
-            (
-                (
-                    "DELETE FROM call_texts WHERE call_id IN (SELECT call_id FROM model_calls "
-                    f"WHERE conversation_id = ? AND role IN ({role_slots}))"
-                ),
-                [conversation_id, *roles],
-            ),
-            (
-                f"DELETE FROM model_calls WHERE conversation_id = ? AND role IN ({role_slots})",
-                [conversation_id, *roles],
-            ),
-            ("DELETE FROM conversations WHERE conversation_id = ? AND phase = ?", [conversation_id, phase]),
-        ]
-        touched = {"prepare": ("steps", "events"), "answer": ("answers",), "judge": ("scores",)}[phase]
+        statements, touched = discard_statements(conversation_id, phase)
         with self._lock:
             self._check_open()
             self._flush_locked()
             run_transaction(self._connection, statements)
-            for table in (*touched, "model_calls", "call_texts", "conversations"):
+            for table in touched:
                 self._republish(table)
 
     # ------------------------------------------------------------------ closing
