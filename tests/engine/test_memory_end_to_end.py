@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from datetime import UTC, datetime
 
 import pytest
@@ -165,8 +166,6 @@ async def test_sync_facade_works_outside_an_event_loop():
 
 
 def test_the_sync_facade_has_a_blocking_twin_of_every_public_coroutine():
-    import inspect
-
     from omlab.engine.memory import ObservationalMemory
     from omlab.engine.sync_memory import AsyncMemory, SyncObservationalMemory
 
